@@ -1,0 +1,99 @@
+"""The one interface every cheap check implements.
+
+A check is a small callable compiled once per rule: its constructor receives the rule's
+validated parameters (a pydantic model the check declares) and a :class:`CheckContext`; each
+call receives the rule's field text and the whole event and returns a :class:`CheckResult`.
+A check computes a value — a boolean (did the condition hold?) or a score — and never decides
+pass or fail: the rule's ``expect``/``min``/``max`` does that, so one check serves many rules.
+
+Checks must be pure and fast: they run synchronously on the hot path for every event. Anything
+slow (network, models) belongs to the judge.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from ..events import Event
+
+__all__ = ["Check", "CheckContext", "CheckResult", "NoParams", "Params", "ValueKind", "describe"]
+
+ValueKind = Literal["bool", "score"]
+
+
+class CheckResult(NamedTuple):
+    """What a check found: its value, and a short human-readable detail (never event text)."""
+
+    value: bool | float
+    detail: str | None = None
+
+
+class Params(BaseModel):
+    """Base for a check's parameters: unknown keys are errors, so typos surface at load."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class NoParams(Params):
+    """For checks that take no parameters."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckContext:
+    """What a check may need beyond its parameters, fixed at rule-load time."""
+
+    base_dir: Path = field(default_factory=Path.cwd)
+    """Directory of the rule file, for parameters that name other files (schemas, lists)."""
+    system_prompts: Mapping[str, str] = field(default_factory=dict)
+    """Registered system prompts by id, for events that carry only ``system_prompt_id``."""
+    secrets: Mapping[str, str] = field(default_factory=dict)
+    """Registered secrets and canaries by name, which must never appear in a response."""
+    regex_timeout_s: float = 0.05
+    """Default wall-clock budget of one user regex search on one event."""
+
+
+P = TypeVar("P", bound=Params)
+
+
+class Check(ABC, Generic[P]):
+    """Base class of all checks; subclasses set ``name`` and register with the registry.
+
+    ``Check[MyParams]`` types ``self.params``; ``params_model`` must be the same class, since
+    the rule loader validates a rule's ``params`` with it before construction.
+    """
+
+    name: ClassVar[str]
+    """The name rules use in ``check:``."""
+    params_model: ClassVar[type[Params]] = NoParams
+    value_kind: ClassVar[ValueKind] = "bool"
+    default_field: ClassVar[str] = "response"
+    requires_text: ClassVar[bool] = True
+    """If True the rule is skipped (not failed) on events whose field is absent."""
+    max_input_chars: ClassVar[int] = 200_000
+    """Longer field text is truncated before the call, bounding every check's cost."""
+
+    def __init__(self, params: P, ctx: CheckContext) -> None:
+        self.params = params
+        self.ctx = ctx
+
+    @abstractmethod
+    def __call__(self, text: str, event: Event) -> CheckResult:
+        """Compute the value for one event; ``text`` is the rule's field ("" if absent)."""
+
+
+def describe(checks: Mapping[str, type[Check[Any]]]) -> dict[str, dict[str, object]]:
+    """A JSON-able catalogue of checks, used by the schema and the docs."""
+    return {
+        name: {
+            "value": cls.value_kind,
+            "field": cls.default_field,
+            "params": cls.params_model.model_json_schema(),
+        }
+        for name, cls in sorted(checks.items())
+    }

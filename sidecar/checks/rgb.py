@@ -1,0 +1,1 @@
+"""Placeholder: this check family is being written."""
