@@ -1,0 +1,353 @@
+"""Wiring and lifecycle: start, the batch loop, hot reload, drain, stop, signals.
+
+The batch loop is the whole hot path::
+
+    batch = await source.next()           # raw records
+    verdicts, dead = pipeline.process()   # decode + checks, synchronous, no awaits
+    metrics.observe_batch()               # counters added once per batch
+    await sink.write(dead, verdicts)      # DLQ / verdict topic, acknowledged by the broker
+    await source.ack(batch)               # commit: everything before it is handled
+
+A rule reload builds a new :class:`~sidecar.pipeline.Pipeline` off the loop and swaps it in
+between two batches; nothing on the hot path ever waits for the judge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+from prometheus_client import CollectorRegistry
+
+from .errors import ConfigError, RuleSetError, SourceError
+from .metrics import SidecarMetrics
+from .pipeline import DeadLetter, Pipeline, Tally, Verdict
+from .rules import RuleSet, bundled_path, load_rules
+from .server import HttpServer
+from .settings import Settings
+from .sinks import KafkaSink, Sink
+from .sources.base import Record, Source
+
+__all__ = ["App", "rule_paths", "serve"]
+
+log = logging.getLogger(__name__)
+
+VerdictListener = Callable[[Sequence[Verdict]], None]
+
+
+def rule_paths(settings: Settings) -> list[Path]:
+    """The configured rule files, or the bundled default pack when none are configured."""
+    return list(settings.rules) or [bundled_path("default.yaml")]
+
+
+def load_ruleset(settings: Settings, paths: Sequence[Path] | None = None) -> RuleSet:
+    return load_rules(
+        paths if paths is not None else rule_paths(settings),
+        system_prompts=settings.system_prompts,
+        secrets={k: v.get_secret_value() for k, v in settings.secrets.items()},
+        regex_timeout_s=settings.limits.regex_timeout_ms / 1000,
+    )
+
+
+def default_source(settings: Settings) -> Source:
+    if settings.source == "mqtt":
+        from .sources.mqtt import MqttSource
+
+        return MqttSource(settings.mqtt)
+    from .sources.kafka import KafkaSource
+
+    return KafkaSource(settings.kafka)
+
+
+class App:
+    """One llm-sidecar process: a source, the pipeline, sinks, metrics and the HTTP endpoint."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        source: Source | None = None,
+        sink: Sink | None = None,
+        registry: CollectorRegistry | None = None,
+        serve_http: bool = True,
+    ) -> None:
+        self.settings = settings
+        self.registry = registry if registry is not None else CollectorRegistry()
+        self.metrics = SidecarMetrics(self.registry, settings.labels)
+        self.source = source if source is not None else default_source(settings)
+        if sink is None:
+            kafka = settings.source == "kafka"
+            sink = (
+                KafkaSink(settings.kafka, dlq_max_bytes=settings.limits.dlq_max_bytes)
+                if kafka
+                else Sink()
+            )
+        self.sink = sink
+        self.http = (
+            HttpServer(settings.http, self.registry, healthy=self._healthy, ready=self._ready)
+            if serve_http
+            else None
+        )
+        self.tally = Tally()
+        self.listeners: list[VerdictListener] = []
+        self.pipeline: Pipeline | None = None
+        self._reload_now = asyncio.Event()
+        self._reload_task: asyncio.Task[None] | None = None
+        self._stopping = False
+        self._started = False
+        self._last_turn = time.monotonic()
+        self._mtimes: dict[Path, float] = {}
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Load rules (raising :class:`RuleSetError` if they are bad), then start everything."""
+        if self._started:
+            return
+        self._install(load_ruleset(self.settings))
+        try:
+            await self.sink.start()
+            await self.source.start()
+            if self.http is not None:
+                await self.http.start()
+        except BaseException:
+            await self.stop()
+            raise
+        self._reload_task = asyncio.create_task(self._watch_rules(), name="rule-reload")
+        self._started = True
+
+    async def stop(self) -> None:
+        """Stop everything in reverse order; idempotent."""
+        self._stopping = True
+        self.source.stop_fetching()
+        task, self._reload_task = self._reload_task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self.http is not None:
+            await self.http.stop()
+        await self.source.stop()
+        await self.sink.stop()
+        self._started = False
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()
+
+    def request_stop(self) -> None:
+        """Begin the drain: stop fetching; the loop ends after the batch in hand."""
+        if not self._stopping:
+            log.info("stopping: finishing the batch in hand, then committing")
+        self._stopping = True
+        self.source.stop_fetching()
+
+    # -- the batch loop --------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Process batches until the source ends or a stop is requested."""
+        async for batch in self.source.batches():
+            self._last_turn = time.monotonic()
+            await self.handle(batch)
+            if self._stopping:
+                break
+        self._last_turn = time.monotonic()
+
+    async def handle(self, batch: Sequence[Record]) -> list[Verdict]:
+        """Everything that happens to one batch, up to and including its commit."""
+        started = time.perf_counter()
+        pipeline = self.pipeline
+        assert pipeline is not None, "start() the app first"
+        verdicts, dead, stats = pipeline.process(
+            batch, max_event_bytes=self.settings.limits.max_event_bytes
+        )
+        m = self.metrics
+        m.records.labels(self.source.name).inc(len(batch))
+        m.observe_batch(stats, verdicts)
+        for d in dead:
+            m.dead_letters.labels(d.error.reason.value).inc()
+            log.warning(
+                "dead letter %s[%d]@%d: %s",
+                d.record.topic,
+                d.record.partition,
+                d.record.offset,
+                d.error,
+            )
+        self.tally.add(pipeline.rules, stats, dead)
+        self._observe_age(verdicts, batch)
+        for listener in self.listeners:
+            listener(verdicts)
+        await self._write(dead, verdicts)
+        await self.source.ack(batch)
+        m.batch_seconds.observe(time.perf_counter() - started)
+        for (topic, partition), lag in self.source.lag().items():
+            m.lag.labels(topic, str(partition)).set(lag)
+        return verdicts
+
+    async def _write(self, dead: Sequence[DeadLetter], verdicts: Sequence[Verdict]) -> None:
+        """Write until the broker acknowledges: an unwritten dead letter must not be committed."""
+        delay = 0.1
+        while True:
+            try:
+                await self.sink.write(dead, verdicts)
+                return
+            except SourceError as exc:
+                self.metrics.dlq_write_failures.inc()
+                log.warning("sink write failed, retrying in %.1fs: %s", delay, exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+
+    def _observe_age(self, verdicts: Sequence[Verdict], batch: Sequence[Record]) -> None:
+        """Observe the oldest event of the batch: how stale the freshest verdicts can be."""
+        now = time.time()
+        oldest: float | None = None
+        for v in verdicts:
+            if v.event.ts is not None:
+                ts = v.event.ts.timestamp()
+                oldest = ts if oldest is None else min(oldest, ts)
+        if oldest is None:
+            stamps = [r.timestamp_ms for r in batch if r.timestamp_ms]
+            if stamps:
+                oldest = min(stamps) / 1000
+        if oldest is not None:
+            self.metrics.event_age.observe(max(0.0, now - oldest))
+
+    # -- rules -----------------------------------------------------------------------------
+
+    def _install(self, ruleset: RuleSet) -> None:
+        self.pipeline = Pipeline(
+            ruleset, timeouts_to_disable=self.settings.limits.check_timeouts_to_disable
+        )
+        self.metrics.bind_rules(ruleset.rules, ruleset.version)
+        self._mtimes = self._stat(ruleset.files)
+        log.info(
+            "loaded %d rules from %d files (version %s)",
+            len(ruleset.rules),
+            len(ruleset.files),
+            ruleset.version,
+        )
+
+    @staticmethod
+    def _stat(files: Sequence[Path]) -> dict[Path, float]:
+        out = {}
+        for f in files:
+            with contextlib.suppress(OSError):
+                out[f] = f.stat().st_mtime
+        return out
+
+    def request_reload(self) -> None:
+        """Reload the rule files now (SIGHUP)."""
+        self._reload_now.set()
+
+    async def reload(self) -> bool:
+        """Load the rule files again; keep the old rules if the new ones are bad."""
+        try:
+            ruleset = await asyncio.to_thread(load_ruleset, self.settings)
+        except RuleSetError as exc:
+            self.metrics.rule_reloads.labels("failure").inc()
+            log.error(
+                "rule reload failed, keeping version %s:\n%s",
+                self.pipeline.version if self.pipeline else "-",
+                exc,
+            )
+            if self.pipeline is not None:
+                self._mtimes = self._stat(self.pipeline.ruleset.files) | self._stat(
+                    [p for p in rule_paths(self.settings) if p.is_file()]
+                )
+            return False
+        self._install(ruleset)
+        self.metrics.rule_reloads.labels("success").inc()
+        return True
+
+    async def _watch_rules(self) -> None:
+        interval = self.settings.reload_interval_s
+        while True:
+            if interval > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._reload_now.wait(), interval)
+            else:
+                await self._reload_now.wait()
+            forced = self._reload_now.is_set()
+            self._reload_now.clear()
+            if forced or self._changed():
+                await self.reload()
+
+    def _changed(self) -> bool:
+        if self.pipeline is None:
+            return False
+        files = list(self.pipeline.ruleset.files) + [
+            p for p in rule_paths(self.settings) if p.is_file()
+        ]
+        return self._stat(files) != self._mtimes
+
+    # -- probes ----------------------------------------------------------------------------
+
+    def _healthy(self) -> bool:
+        # getmany returns at least every fetch timeout, so a long silence means a wedged loop.
+        return not self._started or time.monotonic() - self._last_turn < 120.0
+
+    async def _ready(self) -> bool:
+        return self._started and not self._stopping and await self.source.ready()
+
+
+async def serve(settings: Settings, *, app: App | None = None) -> int:
+    """Run until SIGTERM/SIGINT, then drain within the deadline and exit 0.
+
+    A second signal exits at once (status 130) without committing.
+    """
+    app = app if app is not None else App(settings)
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    signals = 0
+
+    def on_signal(signum: int) -> None:
+        nonlocal signals
+        signals += 1
+        if signals > 1:
+            log.warning("second signal: exiting now")
+            os._exit(130)
+        log.info("received %s", signal.Signals(signum).name)
+        app.request_stop()
+        stop.set()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, on_signal, sig)
+    loop.add_signal_handler(signal.SIGHUP, app.request_reload)
+    try:
+        try:
+            await app.start()
+        except RuleSetError as exc:
+            raise ConfigError(f"the rules do not load:\n{exc}") from None
+        runner = asyncio.create_task(app.run(), name="batch-loop")
+        stopper = asyncio.create_task(stop.wait(), name="stop-wait")
+        done, _ = await asyncio.wait({runner, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        if runner in done:
+            stopper.cancel()
+            runner.result()  # a source that ended or failed
+        else:
+            try:
+                await asyncio.wait_for(runner, settings.limits.drain_timeout_s)
+                log.info("drained")
+            except TimeoutError:
+                log.error(
+                    "drain deadline of %.0fs passed; stopping without finishing",
+                    settings.limits.drain_timeout_s,
+                )
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            loop.remove_signal_handler(sig)
+        await app.stop()
+    return 0

@@ -1,0 +1,206 @@
+"""Prometheus metrics: one registry passed in, children bound once, counts added per batch.
+
+Counters carry everything countable so PromQL can sum across replicas. Label values come only
+from bounded sets: rule ids, check names, fixed reason/result names, and ``route``/``model``/
+``tenant`` values that pass a :class:`LabelFolder` (an allowlist, or the first few values seen
+when no allowlist is configured), everything else folded into ``other``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
+
+from . import __version__
+from .errors import DecodeReason
+from .pipeline import RESULTS, BatchStats, Verdict
+from .rules import CompiledRule
+from .settings import LabelSettings
+
+__all__ = ["OTHER", "LabelFolder", "SidecarMetrics"]
+
+OTHER = "other"
+NONE = "none"
+
+LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+AGE_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0)
+
+
+class LabelFolder:
+    """Maps a free-form label value into a bounded set.
+
+    With an allowlist, only listed values pass. Without one, the first ``max_values`` distinct
+    values seen pass (so a small deployment needs no configuration) and later ones fold.
+    """
+
+    def __init__(self, allow: Sequence[str], max_values: int = 20) -> None:
+        self.fixed = bool(allow)
+        self.allowed: set[str] = set(allow)
+        self.max_values = max_values
+        self.folded = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, value: str | None) -> str:
+        if value is None or value == "":
+            return NONE
+        if value in self.allowed:
+            return value
+        if not self.fixed:
+            with self._lock:
+                if len(self.allowed) < self.max_values:
+                    self.allowed.add(value)
+                    return value
+        self.folded += 1
+        return OTHER
+
+
+class SidecarMetrics:
+    """All collectors of the check path, registered on the given registry."""
+
+    def __init__(self, registry: CollectorRegistry, labels: LabelSettings | None = None) -> None:
+        labels = labels or LabelSettings()
+        self.registry = registry
+        self.route = LabelFolder(labels.routes)
+        self.model = LabelFolder(labels.models)
+        self.tenant = LabelFolder(labels.tenants)
+        r = registry
+        self.build_info = Info("llm_sidecar_build", "Version of llm-sidecar.", registry=r)
+        self.build_info.info({"version": __version__})
+        self.records = Counter(
+            "llm_sidecar_records", "Records read from the source.", ["source"], registry=r
+        )
+        self.events = Counter(
+            "llm_sidecar_events",
+            "Events checked, by outcome (passed: every rule passed) and allowed labels.",
+            ["outcome", "route", "model", "tenant"],
+            registry=r,
+        )
+        self.dead_letters = Counter(
+            "llm_sidecar_dead_letters",
+            "Records that are not valid events, by reason.",
+            ["reason"],
+            registry=r,
+        )
+        for reason in DecodeReason:
+            self.dead_letters.labels(reason.value)
+        self.dlq_write_failures = Counter(
+            "llm_sidecar_dlq_write_failures",
+            "Dead-letter records that could not be written (the batch is retried).",
+            registry=r,
+        )
+        self.rule_results = Counter(
+            "llm_sidecar_rule_results",
+            "Rule evaluations by rule, check and result.",
+            ["rule", "check", "result"],
+            registry=r,
+        )
+        self.check_seconds = Counter(
+            "llm_sidecar_check_seconds",
+            "Time spent in each rule's check.",
+            ["rule", "check"],
+            registry=r,
+        )
+        self.rules_disabled = Counter(
+            "llm_sidecar_rules_disabled",
+            "Rules disabled after repeated timeouts.",
+            ["rule"],
+            registry=r,
+        )
+        self.rules_info = Info("llm_sidecar_rules", "The loaded rule set.", registry=r)
+        self.rules_loaded = Gauge(
+            "llm_sidecar_rules_loaded", "Rules in the loaded rule set.", registry=r
+        )
+        self.rule_reloads = Counter(
+            "llm_sidecar_rule_reloads", "Rule reloads by result.", ["result"], registry=r
+        )
+        for result in ("success", "failure"):
+            self.rule_reloads.labels(result)
+        self.batch_seconds = Histogram(
+            "llm_sidecar_batch_processing_seconds",
+            "Time from a batch's fetch to its commit.",
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.event_age = Histogram(
+            "llm_sidecar_event_age_seconds",
+            "Age of an event (from its timestamp) when its verdict was ready.",
+            buckets=AGE_BUCKETS,
+            registry=r,
+        )
+        self.commits = Counter(
+            "llm_sidecar_offset_commits", "Offset commits by result.", ["result"], registry=r
+        )
+        for result in ("success", "failure"):
+            self.commits.labels(result)
+        self.lag = Gauge(
+            "llm_sidecar_consumer_lag",
+            "Records in a partition not yet processed (high-water mark minus position).",
+            ["topic", "partition"],
+            registry=r,
+        )
+        self.label_folds = Counter(
+            "llm_sidecar_label_values_folded",
+            "Label values exported as 'other' because they are not allowed.",
+            ["label"],
+            registry=r,
+        )
+        self._rule_children: list[tuple[list[Any], Any]] = []
+        self._bound_rules: set[tuple[str, str]] = set()
+        self._folds_seen = {"route": 0, "model": 0, "tenant": 0}
+
+    def bind_rules(self, rules: Sequence[CompiledRule], version: str) -> None:
+        """Bind one child per rule and result; drop series of rules that are gone."""
+        current = {(r.id, r.check_name) for r in rules}
+        for rule_id, check in self._bound_rules - current:
+            for result in RESULTS:
+                self._remove(self.rule_results, rule_id, check, result)
+            self._remove(self.check_seconds, rule_id, check)
+        self._bound_rules = current
+        self._rule_children = [
+            (
+                [self.rule_results.labels(r.id, r.check_name, res) for res in RESULTS],
+                self.check_seconds.labels(r.id, r.check_name),
+            )
+            for r in rules
+        ]
+        self.rules_info.info({"version": version})
+        self.rules_loaded.set(len(rules))
+
+    @staticmethod
+    def _remove(metric: Counter, *labels: str) -> None:
+        with contextlib.suppress(KeyError):
+            metric.remove(*labels)
+
+    def observe_batch(self, stats: BatchStats, verdicts: Iterable[Verdict]) -> None:
+        """Add one batch's tallies to the bound children."""
+        for (children, seconds), counts, spent in zip(
+            self._rule_children, stats.counts, stats.seconds, strict=True
+        ):
+            for child, n in zip(children, counts, strict=True):
+                if n:
+                    child.inc(n)
+            if spent:
+                seconds.inc(spent)
+        for rule_id in stats.newly_disabled:
+            self.rules_disabled.labels(rule_id).inc()
+        groups: dict[tuple[str, str, str, str], int] = {}
+        for v in verdicts:
+            e = v.event
+            key = (
+                "passed" if v.passed else "failed",
+                self.route(e.route),
+                self.model(e.model),
+                self.tenant(e.tenant),
+            )
+            groups[key] = groups.get(key, 0) + 1
+        for key, n in groups.items():
+            self.events.labels(*key).inc(n)
+        for name, folder in (("route", self.route), ("model", self.model), ("tenant", self.tenant)):
+            new = folder.folded - self._folds_seen[name]
+            if new:
+                self.label_folds.labels(name).inc(new)
+                self._folds_seen[name] = folder.folded

@@ -1,0 +1,236 @@
+"""Runs a compiled :class:`~sidecar.rules.RuleSet` over a batch of events.
+
+The hot path: for each event, each rule whose ``when`` matches gets the field text (bounded)
+and is called once. Nothing here awaits, allocates per rule beyond the outcome, or touches
+Prometheus: the per-rule tallies go into a :class:`BatchStats` that the metrics layer adds to
+pre-bound counters once per batch.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from .errors import CheckError, CheckTimeout, DecodeError
+from .events import Event, decode
+from .rules import CompiledRule, RuleSet
+from .sources.base import Record
+
+__all__ = ["RESULTS", "BatchStats", "DeadLetter", "Outcome", "Pipeline", "Tally", "Verdict"]
+
+log = logging.getLogger(__name__)
+
+RESULTS = ("pass", "fail", "error", "timeout", "not_applicable")
+PASS, FAIL, ERROR, TIMEOUT, NOT_APPLICABLE = range(len(RESULTS))
+
+
+@dataclass(slots=True)
+class Outcome:
+    """One rule's result on one event. ``passed`` is None when the check could not run."""
+
+    value: bool | float | None
+    passed: bool | None
+    detail: str | None = None
+
+
+@dataclass(slots=True)
+class Verdict:
+    """Everything llm-sidecar concluded about one event."""
+
+    event: Event
+    checks: dict[str, Outcome]
+    rules_version: str
+    judge: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return self.event.id
+
+    @property
+    def passed(self) -> bool:
+        """False if any rule failed; rules that could not run do not count as failures."""
+        return all(o.passed is not False for o in self.checks.values())
+
+    def failed_rules(self) -> list[str]:
+        return [rid for rid, o in self.checks.items() if o.passed is False]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.event.id,
+            "checks": {
+                rid: {"value": o.value, "passed": o.passed, "detail": o.detail}
+                for rid, o in self.checks.items()
+            },
+            "judge": self.judge,
+            "rules_version": self.rules_version,
+        }
+
+    def to_json(self) -> bytes:
+        return orjson.dumps(self.to_dict())
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetter:
+    """A record that is not an event, and why."""
+
+    record: Record
+    error: DecodeError
+
+
+@dataclass(slots=True)
+class BatchStats:
+    """Tallies of one batch, indexed like the rule set's rules."""
+
+    counts: list[list[int]]
+    """``counts[i][result]``: how often rule i ended with each of :data:`RESULTS`."""
+    seconds: list[float]
+    """Time spent in rule i's check."""
+    events: int = 0
+    failed_events: int = 0
+    newly_disabled: list[str] = field(default_factory=list)
+
+    @classmethod
+    def empty(cls, n_rules: int) -> BatchStats:
+        return cls([[0] * len(RESULTS) for _ in range(n_rules)], [0.0] * n_rules)
+
+
+class Pipeline:
+    """Applies one rule set; a reload builds a new Pipeline and swaps it between batches."""
+
+    def __init__(self, ruleset: RuleSet, *, timeouts_to_disable: int = 5) -> None:
+        self.ruleset = ruleset
+        self.rules: Sequence[CompiledRule] = ruleset.rules
+        self.version = ruleset.version
+        self.timeouts_to_disable = timeouts_to_disable
+
+    def process(
+        self, records: Sequence[Record], *, max_event_bytes: int
+    ) -> tuple[list[Verdict], list[DeadLetter], BatchStats]:
+        """Decode a batch of raw records and check every event in it."""
+        events: list[Event] = []
+        dead: list[DeadLetter] = []
+        for record in records:
+            try:
+                events.append(decode(record.value, max_bytes=max_event_bytes))
+            except DecodeError as exc:
+                dead.append(DeadLetter(record, exc))
+        verdicts, stats = self.run(events)
+        return verdicts, dead, stats
+
+    def run(self, events: Sequence[Event]) -> tuple[list[Verdict], BatchStats]:
+        stats = BatchStats.empty(len(self.rules))
+        verdicts = [self._evaluate(event, stats) for event in events]
+        stats.events = len(verdicts)
+        stats.failed_events = sum(1 for v in verdicts if not v.passed)
+        return verdicts, stats
+
+    def _evaluate(self, event: Event, stats: BatchStats) -> Verdict:
+        checks: dict[str, Outcome] = {}
+        clock = time.perf_counter
+        for i, rule in enumerate(self.rules):
+            if rule.disabled or (rule.when is not None and not rule.when(event)):
+                continue
+            text = event.text(rule.field)
+            if text is None:
+                if rule.requires_text:
+                    continue
+                text = ""
+            elif len(text) > rule.max_chars:
+                text = text[: rule.max_chars]
+            start = clock()
+            try:
+                value, detail = rule.check(text, event)
+            except CheckTimeout as exc:
+                stats.seconds[i] += clock() - start
+                stats.counts[i][TIMEOUT] += 1
+                checks[rule.id] = Outcome(None, None, f"timeout: {exc}")
+                self._timed_out(rule, stats)
+                continue
+            except CheckError as exc:
+                # The event lacks what the check needs (no ground truths, say).
+                stats.seconds[i] += clock() - start
+                stats.counts[i][NOT_APPLICABLE] += 1
+                checks[rule.id] = Outcome(None, None, f"not applicable: {exc}")
+                continue
+            except Exception as exc:
+                stats.seconds[i] += clock() - start
+                stats.counts[i][ERROR] += 1
+                if stats.counts[i][ERROR] == 1:
+                    log.warning(
+                        "rule %s (%s) raised on event %s: %r",
+                        rule.id,
+                        rule.check_name,
+                        event.id,
+                        exc,
+                    )
+                checks[rule.id] = Outcome(None, None, f"error: {type(exc).__name__}")
+                continue
+            stats.seconds[i] += clock() - start
+            rule.consecutive_timeouts = 0
+            ok = rule.passed(value)
+            stats.counts[i][PASS if ok else FAIL] += 1
+            checks[rule.id] = Outcome(value, ok, detail)
+        return Verdict(event, checks, self.version)
+
+    def _timed_out(self, rule: CompiledRule, stats: BatchStats) -> None:
+        rule.consecutive_timeouts += 1
+        if rule.consecutive_timeouts >= self.timeouts_to_disable:
+            rule.disabled = True
+            stats.newly_disabled.append(rule.id)
+            log.error(
+                "rule %s disabled after %d consecutive timeouts; it comes back on the next "
+                "rule reload",
+                rule.id,
+                rule.consecutive_timeouts,
+            )
+
+
+@dataclass(slots=True)
+class RuleTally:
+    check: str
+    counts: list[int]
+
+
+class Tally:
+    """Running totals for human summaries (demo, replay); Prometheus has its own counters."""
+
+    def __init__(self) -> None:
+        self.events = 0
+        self.failed_events = 0
+        self.dead: dict[str, int] = {}
+        self.rules: dict[str, RuleTally] = {}
+
+    def add(
+        self, rules: Sequence[CompiledRule], stats: BatchStats, dead: Sequence[DeadLetter] = ()
+    ) -> None:
+        self.events += stats.events
+        self.failed_events += stats.failed_events
+        for d in dead:
+            self.dead[d.error.reason.value] = self.dead.get(d.error.reason.value, 0) + 1
+        for rule, counts in zip(rules, stats.counts, strict=True):
+            t = self.rules.setdefault(rule.id, RuleTally(rule.check_name, [0] * len(RESULTS)))
+            for i, n in enumerate(counts):
+                t.counts[i] += n
+
+    def format(self) -> str:
+        """A small fixed-width table of pass rates per rule."""
+        dead = sum(self.dead.values())
+        lines = [
+            f"events: {self.events} checked, {self.events - self.failed_events} passed every "
+            f"rule, {self.failed_events} failed one or more; {dead} dead-lettered"
+            + (
+                f" ({', '.join(f'{k}: {v}' for k, v in sorted(self.dead.items()))})" if dead else ""
+            ),
+            f"{'rule':<32} {'check':<22} {'evaluated':>9} {'pass rate':>9} {'errors':>6}",
+        ]
+        for rule_id, t in self.rules.items():
+            ok, bad = t.counts[PASS], t.counts[FAIL]
+            errors = t.counts[ERROR] + t.counts[TIMEOUT]
+            rate = f"{ok / (ok + bad):.1%}" if ok + bad else "-"
+            lines.append(f"{rule_id:<32} {t.check:<22} {ok + bad:>9} {rate:>9} {errors:>6}")
+        return "\n".join(lines)

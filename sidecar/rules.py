@@ -1,0 +1,354 @@
+"""Rule files -> validated :class:`RuleSet` -> compiled rules the pipeline runs.
+
+Loading happens at start, on ``llm-sidecar validate``, and on every hot reload, always through
+:func:`load_rules`, which collects *every* problem (file, rule id, reason) before raising, so a
+user fixes a broken pack in one pass. Compilation (building each check, with its regexes,
+automata and schemas) happens here once; the hot path only calls the compiled objects.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from jsonschema import Draft202012Validator
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from .checks import Check, CheckContext, get_check, registered
+from .errors import RuleError, RuleSetError
+from .events import Event
+
+__all__ = [
+    "CompiledRule",
+    "RuleSet",
+    "RuleSpec",
+    "When",
+    "bundled_path",
+    "load_rules",
+]
+
+Severity = Literal["info", "warning", "error", "critical"]
+MAX_INCLUDE_DEPTH = 8
+
+
+def bundled_path(name: str) -> Path:
+    """A data file shipped inside the package (default rules, schema, sample stream)."""
+    return Path(str(resources.files("sidecar") / "data" / name))
+
+
+def _schema_validator() -> Draft202012Validator:
+    schema = json.loads(bundled_path("rules.schema.json").read_text(encoding="utf-8"))
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+_VALIDATOR: Draft202012Validator | None = None
+
+
+def _validator() -> Draft202012Validator:
+    global _VALIDATOR
+    if _VALIDATOR is None:
+        _VALIDATOR = _schema_validator()
+    return _VALIDATOR
+
+
+class When(BaseModel):
+    """A filter on event metadata; every key given must match."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    route: tuple[str, ...] | None = None
+    model: tuple[str, ...] | None = None
+    task: tuple[str, ...] | None = None
+    tenant: tuple[str, ...] | None = None
+    attack: bool | None = None
+    attack_category: tuple[str, ...] | None = None
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> When:
+        listed = {k: (v,) if isinstance(v, str) else tuple(v) for k, v in raw.items()}
+        if "attack" in raw:
+            listed["attack"] = raw["attack"]
+        return cls.model_validate(listed)
+
+    def compile(self) -> Callable[[Event], bool]:
+        """A predicate doing only the comparisons this filter needs."""
+        tests: list[Callable[[Event], bool]] = []
+        for name in ("route", "model", "task", "tenant"):
+            allowed = getattr(self, name)
+            if allowed is not None:
+                tests.append(_field_in(name, frozenset(allowed)))
+        if self.attack is not None:
+            want = self.attack
+            tests.append(lambda e: (e.attack is not None) is want)
+        if self.attack_category is not None:
+            cats = frozenset(self.attack_category)
+            tests.append(lambda e: e.attack is not None and e.attack.category in cats)
+        if len(tests) == 1:
+            return tests[0]
+        return lambda e: all(t(e) for t in tests)
+
+
+def _field_in(name: str, values: frozenset[str]) -> Callable[[Event], bool]:
+    return lambda e: getattr(e, name) in values
+
+
+class RuleSpec(BaseModel):
+    """A rule as written in a file, after schema validation and defaults."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    check: str
+    description: str | None = None
+    field: str | None = None
+    params: dict[str, Any] = {}
+    expect: bool | None = None
+    min: float | None = None
+    max: float | None = None
+    when: When | None = None
+    severity: Severity = "warning"
+    enabled: bool = True
+    file: str = ""
+
+
+@dataclass(slots=True, eq=False)
+class CompiledRule:
+    """One rule ready for the hot path: a built check and how to judge its value."""
+
+    id: str
+    check_name: str
+    field: str
+    check: Check[Any]
+    severity: Severity
+    expect: bool | None
+    lo: float | None
+    hi: float | None
+    when: Callable[[Event], bool] | None
+    requires_text: bool
+    max_chars: int
+    file: str
+    consecutive_timeouts: int = 0
+    disabled: bool = False
+
+    def passed(self, value: bool | float) -> bool:
+        if self.expect is not None:
+            return bool(value) is self.expect
+        if isinstance(value, bool):  # a boolean check used without expect: true passes
+            return value
+        if self.lo is not None and value < self.lo:
+            return False
+        return not (self.hi is not None and value > self.hi)
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSet:
+    """The compiled rules of one load, with the content hash that names this version."""
+
+    rules: tuple[CompiledRule, ...]
+    version: str
+    files: tuple[Path, ...]
+    judge: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def ids(self) -> list[str]:
+        return [r.id for r in self.rules]
+
+
+def load_rules(
+    paths: Sequence[Path],
+    *,
+    system_prompts: Mapping[str, str] | None = None,
+    secrets: Mapping[str, str] | None = None,
+    regex_timeout_s: float = 0.05,
+) -> RuleSet:
+    """Load, validate and compile rule files (directories mean every ``*.yaml`` in them).
+
+    Raises :class:`RuleSetError` listing every problem found.
+    """
+    errors: list[RuleError] = []
+    specs: list[RuleSpec] = []
+    judge: dict[str, Any] = {}
+    digest = hashlib.sha256()
+    seen: set[Path] = set()
+
+    files = _expand(paths, errors)
+    for path in files:
+        _load_file(path, specs, judge, digest, seen, errors, depth=0)
+
+    ids: dict[str, str] = {}
+    for spec in specs:
+        if spec.id in ids:
+            errors.append(
+                RuleError(spec.file, spec.id, f"duplicate rule id (also in {ids[spec.id]})")
+            )
+        ids.setdefault(spec.id, spec.file)
+
+    compiled: list[CompiledRule] = []
+    for spec in specs:
+        if not spec.enabled:
+            continue
+        ctx = CheckContext(
+            base_dir=Path(spec.file).parent,
+            system_prompts=system_prompts or {},
+            secrets=secrets or {},
+            regex_timeout_s=regex_timeout_s,
+        )
+        try:
+            compiled.append(_compile(spec, ctx))
+        except RuleError as exc:
+            errors.append(exc)
+
+    if errors:
+        raise RuleSetError(errors)
+    return RuleSet(
+        rules=tuple(compiled),
+        version=digest.hexdigest()[:12],
+        files=tuple(sorted(seen)),
+        judge=judge,
+    )
+
+
+def _expand(paths: Iterable[Path], errors: list[RuleError]) -> list[Path]:
+    out: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            found = sorted([*p.glob("*.yaml"), *p.glob("*.yml")])
+            if not found:
+                errors.append(RuleError(str(p), None, "directory holds no .yaml rule files"))
+            out.extend(found)
+        elif p.is_file():
+            out.append(p)
+        else:
+            errors.append(RuleError(str(p), None, "no such file or directory"))
+    return out
+
+
+def _load_file(
+    path: Path,
+    specs: list[RuleSpec],
+    judge: dict[str, Any],
+    digest: Any,
+    seen: set[Path],
+    errors: list[RuleError],
+    depth: int,
+) -> None:
+    path = path.resolve()
+    if path in seen:
+        return
+    seen.add(path)
+    name = str(path)
+    try:
+        raw_bytes = path.read_bytes()
+        doc = yaml.safe_load(raw_bytes.decode("utf-8"))
+    except OSError as exc:
+        errors.append(RuleError(name, None, f"cannot read: {exc.strerror}"))
+        return
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        errors.append(RuleError(name, None, f"not valid YAML: {_one_line(exc)}"))
+        return
+    digest.update(raw_bytes + b"\0")
+    if doc is None:
+        doc = {}
+
+    schema_errors = sorted(_validator().iter_errors(doc), key=lambda e: list(e.absolute_path))
+    if schema_errors:
+        for err in schema_errors:
+            errors.append(
+                RuleError(name, _rule_id_at(doc, err.absolute_path), _schema_message(err))
+            )
+        return
+
+    if depth >= MAX_INCLUDE_DEPTH:
+        errors.append(RuleError(name, None, f"includes nested deeper than {MAX_INCLUDE_DEPTH}"))
+        return
+    for inc in doc.get("include", []):
+        inc_path = path.parent / inc
+        if not inc_path.is_file():
+            errors.append(RuleError(name, None, f"included file {inc} does not exist"))
+            continue
+        _load_file(inc_path, specs, judge, digest, seen, errors, depth + 1)
+
+    if "judge" in doc:
+        judge.update(doc["judge"])
+    defaults = doc.get("defaults", {})
+    for raw in doc.get("rules", []):
+        merged = {**{k: v for k, v in defaults.items() if k != "when"}, **raw}
+        when = raw.get("when", defaults.get("when"))
+        merged["when"] = When.parse(when) if when is not None else None
+        specs.append(RuleSpec(**merged, file=name))
+
+
+def _compile(spec: RuleSpec, ctx: CheckContext) -> CompiledRule:
+    cls = get_check(spec.check)
+    if cls is None:
+        known = ", ".join(sorted(registered()))
+        raise RuleError(spec.file, spec.id, f"unknown check {spec.check!r}; known checks: {known}")
+    if cls.value_kind == "bool" and (spec.min is not None or spec.max is not None):
+        raise RuleError(
+            spec.file, spec.id, f"check {spec.check} gives true/false: use expect, not min/max"
+        )
+    if cls.value_kind == "score" and spec.expect is not None:
+        raise RuleError(
+            spec.file, spec.id, f"check {spec.check} gives a score: use min/max, not expect"
+        )
+    if spec.min is not None and spec.max is not None and spec.min > spec.max:
+        raise RuleError(spec.file, spec.id, "min is greater than max")
+    try:
+        params = cls.params_model.model_validate(spec.params)
+    except ValidationError as exc:
+        reasons = "; ".join(
+            f"params.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" if e["loc"] else e["msg"]
+            for e in exc.errors(include_url=False)
+        )
+        raise RuleError(spec.file, spec.id, reasons) from None
+    try:
+        check = cls(params, ctx)
+    except (ValueError, OSError) as exc:
+        raise RuleError(spec.file, spec.id, f"cannot build check {spec.check}: {exc}") from None
+    expect = spec.expect
+    if cls.value_kind == "bool" and expect is None:
+        expect = True
+    return CompiledRule(
+        id=spec.id,
+        check_name=spec.check,
+        field=spec.field or cls.default_field,
+        check=check,
+        severity=spec.severity,
+        expect=expect,
+        lo=spec.min,
+        hi=spec.max,
+        when=spec.when.compile() if spec.when is not None else None,
+        requires_text=cls.requires_text,
+        max_chars=cls.max_input_chars,
+        file=spec.file,
+    )
+
+
+def _rule_id_at(doc: Any, path: Iterable[Any]) -> str | None:
+    parts = list(path)
+    if len(parts) >= 2 and parts[0] == "rules" and isinstance(doc, dict):
+        try:
+            rid = doc["rules"][parts[1]].get("id")
+        except (AttributeError, IndexError, KeyError, TypeError):
+            return None
+        return str(rid) if rid is not None else f"#{parts[1] + 1}"
+    return None
+
+
+def _schema_message(err: Any) -> str:
+    where = "/".join(str(p) for p in err.absolute_path)
+    msg = str(err.message)
+    if len(msg) > 200:
+        msg = msg[:200] + "..."
+    return f"{where}: {msg}" if where else msg
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())

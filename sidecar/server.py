@@ -1,0 +1,93 @@
+"""The HTTP endpoint on the event loop: ``/metrics``, ``/healthz``, ``/readyz``.
+
+``/healthz`` answers whether the process is alive and its main loop turning (a wedged loop should
+be restarted); ``/readyz`` whether it is consuming and its broker reachable (a pod that cannot
+reach Kafka should leave the Service, not be killed).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from types import TracebackType
+from typing import Self
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+
+from .errors import ConfigError
+from .settings import HttpSettings
+
+__all__ = ["HttpServer"]
+
+log = logging.getLogger(__name__)
+
+
+class HttpServer:
+    """Serves the registry and the probes; more routes can be added before ``start()``."""
+
+    def __init__(
+        self,
+        cfg: HttpSettings,
+        registry: CollectorRegistry,
+        *,
+        healthy: Callable[[], bool],
+        ready: Callable[[], Awaitable[bool]],
+    ) -> None:
+        self.cfg = cfg
+        self.registry = registry
+        self._healthy = healthy
+        self._ready = ready
+        self.app = web.Application(client_max_size=1_048_576)
+        self.app.router.add_get("/metrics", self._metrics)
+        self.app.router.add_get("/healthz", self._healthz)
+        self.app.router.add_get("/readyz", self._readyz)
+        self._runner: web.AppRunner | None = None
+        self.port: int | None = None
+
+    async def start(self) -> None:
+        if self._runner is not None:
+            return
+        runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
+        await runner.setup()
+        site = web.TCPSite(runner, self.cfg.host, self.cfg.port, reuse_address=True)
+        try:
+            await site.start()
+        except OSError as exc:
+            await runner.cleanup()
+            raise ConfigError(
+                f"cannot listen on {self.cfg.host}:{self.cfg.port}: {exc.strerror or exc}"
+            ) from None
+        self._runner = runner
+        server = site._server
+        sockets = getattr(server, "sockets", None) or []
+        self.port = sockets[0].getsockname()[1] if sockets else self.cfg.port
+        log.info("serving /metrics, /healthz and /readyz on %s:%s", self.cfg.host, self.port)
+
+    async def stop(self) -> None:
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            await runner.cleanup()
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        body = generate_latest(self.registry)
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    async def _healthz(self, request: web.Request) -> web.Response:
+        if self._healthy():
+            return web.Response(text="ok\n")
+        return web.Response(status=503, text="main loop stalled\n")
+
+    async def _readyz(self, request: web.Request) -> web.Response:
+        if await self._ready():
+            return web.Response(text="ready\n")
+        return web.Response(status=503, text="not ready: not consuming or broker unreachable\n")

@@ -1,0 +1,197 @@
+"""One frozen Settings for the whole process.
+
+Sources, in priority order: keyword arguments (the CLI), environment variables
+(``LLM_SIDECAR_`` prefix, nested with ``__``: ``LLM_SIDECAR_KAFKA__BOOTSTRAP_SERVERS``), and an
+optional YAML file (``--config``). Components receive the typed section they need and never
+read the environment themselves. Secrets are ``SecretStr`` so they never reach logs or reprs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal, cast
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
+
+from .errors import ConfigError
+
+__all__ = [
+    "HttpSettings",
+    "KafkaSettings",
+    "LabelSettings",
+    "LimitSettings",
+    "MqttSettings",
+    "Settings",
+    "load_settings",
+]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class KafkaSettings(_Section):
+    """The Kafka source and the topics llm-sidecar writes. SASL/SSL keys use aiokafka's names."""
+
+    bootstrap_servers: str = "localhost:9092"
+    topics: list[str] = Field(default_factory=lambda: ["llm-events"], min_length=1)
+    group_id: str = "llm-sidecar"
+    client_id: str = "llm-sidecar"
+    dlq_topic: str | None = "llm-sidecar-dlq"
+    """Where malformed records go; None disables the DLQ (they are still counted and logged)."""
+    verdict_topic: str | None = None
+    """If set, every verdict is published here, keyed by event id."""
+    auto_offset_reset: Literal["earliest", "latest"] = "earliest"
+    max_batch: int = Field(500, ge=1, le=100_000)
+    """Most records taken by one ``getmany``; also bounds duplicates after a crash."""
+    fetch_timeout_ms: int = Field(500, ge=10)
+    session_timeout_ms: int = Field(10_000, ge=1_000)
+    heartbeat_interval_ms: int = Field(3_000, ge=100)
+    rebalance_timeout_ms: int | None = None
+    request_timeout_ms: int = Field(30_000, ge=1_000)
+    security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
+    sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = "PLAIN"
+    sasl_plain_username: str | None = None
+    sasl_plain_password: SecretStr | None = None
+    ssl_cafile: Path | None = None
+    ssl_certfile: Path | None = None
+    ssl_keyfile: Path | None = None
+    ssl_password: SecretStr | None = None
+    ssl_check_hostname: bool = True
+
+    @model_validator(mode="after")
+    def _sasl_needs_credentials(self) -> KafkaSettings:
+        if self.security_protocol.startswith("SASL") and not (
+            self.sasl_plain_username and self.sasl_plain_password
+        ):
+            raise ValueError(
+                f"security_protocol {self.security_protocol} needs sasl_plain_username "
+                "and sasl_plain_password"
+            )
+        return self
+
+
+class MqttSettings(_Section):
+    """The MQTT source (``source: mqtt``)."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(1883, ge=1, le=65535)
+    topics: list[str] = Field(default_factory=lambda: ["llm/events/#"], min_length=1)
+    client_id: str = "llm-sidecar"
+    username: str | None = None
+    password: SecretStr | None = None
+    tls: bool = False
+    max_batch: int = Field(200, ge=1, le=100_000)
+    batch_timeout_ms: int = Field(200, ge=1)
+    queue_size: int = Field(10_000, ge=1)
+
+
+class HttpSettings(_Section):
+    """The HTTP endpoint: /metrics, /healthz, /readyz."""
+
+    host: str = "0.0.0.0"
+    port: int = Field(9464, ge=0, le=65535)
+    """0 picks a free port (tests)."""
+
+
+class LimitSettings(_Section):
+    """Bounds that keep one bad record or rule from hurting the rest."""
+
+    max_event_bytes: int = Field(1_048_576, ge=256)
+    """Records larger than this go to the DLQ with reason ``too_large``."""
+    dlq_max_bytes: int = Field(65_536, ge=0)
+    """The original bytes kept in a DLQ record; the rest is cut (a header says so)."""
+    regex_timeout_ms: int = Field(50, ge=1)
+    """Default budget of one user regex on one event."""
+    check_timeouts_to_disable: int = Field(5, ge=1)
+    """A rule that times out this many times in a row is disabled until the next reload."""
+    drain_timeout_s: float = Field(20.0, gt=0)
+    """On SIGTERM, finish in-flight work within this; keep it below the pod's grace period."""
+
+
+class LabelSettings(_Section):
+    """Allowlists for label values; anything else is exported as ``other``."""
+
+    routes: list[str] = Field(default_factory=list)
+    models: list[str] = Field(default_factory=list)
+    tenants: list[str] = Field(default_factory=list)
+
+
+class Settings(BaseSettings):
+    """Everything llm-sidecar can be told. See the README's configuration reference."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="LLM_SIDECAR_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        frozen=True,
+    )
+
+    source: Literal["kafka", "mqtt"] = "kafka"
+    rules: list[Path] = Field(default_factory=list)
+    """Rule files or directories; empty means the default pack bundled with llm-sidecar."""
+    reload_interval_s: float = Field(2.0, ge=0)
+    """How often rule files are checked for changes; 0 turns polling off (SIGHUP still works)."""
+    system_prompts: dict[str, str] = Field(default_factory=dict)
+    """System prompts by id, for events that carry ``system_prompt_id``."""
+    secrets: dict[str, SecretStr] = Field(default_factory=dict)
+    """Canaries and secrets by name that must never appear in a response."""
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    log_format: Literal["text", "json"] = "text"
+    kafka: KafkaSettings = KafkaSettings()  # frozen, so sharing the default is safe
+    mqtt: MqttSettings = MqttSettings()  # frozen, so sharing the default is safe
+    http: HttpSettings = HttpSettings()  # frozen, so sharing the default is safe
+    limits: LimitSettings = LimitSettings()  # frozen, so sharing the default is safe
+    labels: LabelSettings = LabelSettings()  # frozen, so sharing the default is safe
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # A YAML file only when load_settings() made a subclass that names one.
+        return (init_settings, env_settings, YamlConfigSettingsSource(settings_cls))
+
+
+def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
+    """Build Settings from the environment, an optional YAML file and overrides.
+
+    Raises :class:`ConfigError` with a one-line-per-problem message instead of a traceback.
+    """
+    cls = Settings
+    if config is not None:
+        if not config.is_file():
+            raise ConfigError(f"config file {config} does not exist")
+        try:
+            loaded = yaml.safe_load(config.read_text(encoding="utf-8"))
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"config file {config} is not valid YAML: {exc}") from None
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ConfigError(f"config file {config} must hold a mapping at the top level")
+        config_dict = SettingsConfigDict(**{**Settings.model_config, "yaml_file": config})
+        cls = cast("type[Settings]", type("Settings", (Settings,), {"model_config": config_dict}))
+    try:
+        return cls(**overrides)
+    except ValidationError as exc:
+        where = f" (from {config} and the environment)" if config else " (from the environment)"
+        raise ConfigError(f"invalid settings{where}:\n{format_validation_error(exc)}") from None
+
+
+def format_validation_error(exc: ValidationError, limit: int = 20) -> str:
+    """One line per problem, ``path: message``, without pydantic's URLs."""
+    lines = []
+    for err in exc.errors(include_url=False)[:limit]:
+        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        lines.append(f"  {loc}: {err['msg']}")
+    return "\n".join(lines)

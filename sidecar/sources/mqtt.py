@@ -1,0 +1,168 @@
+"""MQTT source (aiomqtt): topic filters, QoS 1, a persistent session, acknowledgement after
+processing.
+
+aiomqtt has no public manual-acknowledgement switch, but the paho client under it does: with
+``manual_ack`` on, a QoS 1 PUBACK is sent only when :meth:`MqttSource.ack` runs, i.e. after the
+batch is handled. Unacknowledged messages are redelivered by the broker when the session
+resumes (``clean_session=False`` with a stable client id), which gives at-least-once across a
+crash or a reconnect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import ssl
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from ..errors import SourceError
+from ..settings import MqttSettings
+from .base import Record, Source
+
+__all__ = ["MqttSource"]
+
+log = logging.getLogger(__name__)
+
+
+class MqttSource(Source):
+    """Subscribes to the configured topic filters with QoS 1."""
+
+    name = "mqtt"
+
+    def __init__(self, cfg: MqttSettings) -> None:
+        self.cfg = cfg
+        self._client: Any = None
+        self._stopping = asyncio.Event()
+        self._pending: dict[int, tuple[int, int]] = {}
+        """Record offset (our sequence) -> (MQTT message id, QoS), until acknowledged."""
+        self._seq = 0
+        self._connected = False
+
+    def _make_client(self) -> Any:
+        try:
+            import aiomqtt
+        except ImportError:
+            raise SourceError(
+                "the MQTT source needs the 'mqtt' extra: pip install 'llm-sidecar[mqtt]'"
+            ) from None
+        client = aiomqtt.Client(
+            self.cfg.host,
+            self.cfg.port,
+            identifier=self.cfg.client_id,
+            clean_session=False,
+            username=self.cfg.username,
+            password=self.cfg.password.get_secret_value() if self.cfg.password else None,
+            tls_context=ssl.create_default_context() if self.cfg.tls else None,
+            max_queued_incoming_messages=self.cfg.queue_size,
+            timeout=10,
+        )
+        # Send PUBACK only after processing (see the module docstring).
+        client._client.manual_ack_set(True)
+        return client
+
+    async def _connect(self) -> None:
+        import aiomqtt
+
+        self._client = self._make_client()
+        try:
+            await self._client.__aenter__()
+            for topic in self.cfg.topics:
+                await self._client.subscribe(topic, qos=1)
+        except aiomqtt.MqttError as exc:
+            self._client = None
+            raise SourceError(
+                f"cannot reach MQTT at {self.cfg.host}:{self.cfg.port}: {exc}"
+            ) from exc
+        self._pending.clear()  # message ids of a previous connection mean nothing now
+        self._connected = True
+        log.info(
+            "subscribed to %s on %s:%d", ", ".join(self.cfg.topics), self.cfg.host, self.cfg.port
+        )
+
+    async def start(self) -> None:
+        if self._client is None:
+            await self._connect()
+
+    async def stop(self) -> None:
+        self._stopping.set()
+        client, self._client = self._client, None
+        self._connected = False
+        if client is not None:
+            with contextlib.suppress(Exception):
+                await client.__aexit__(None, None, None)
+
+    def stop_fetching(self) -> None:
+        self._stopping.set()
+
+    async def batches(self) -> AsyncIterator[list[Record]]:
+        import aiomqtt
+
+        delay = 0.5
+        while not self._stopping.is_set():
+            if self._client is None:
+                try:
+                    await self._connect()
+                    delay = 0.5
+                except SourceError as exc:
+                    log.warning("%s; retrying in %.1fs", exc, delay)
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 10.0)
+                    continue
+            try:
+                batch = await self._next_batch()
+            except aiomqtt.MqttError as exc:
+                log.warning("MQTT connection lost: %s", exc)
+                await self.stop_client()
+                continue
+            if batch:
+                yield batch
+
+    async def stop_client(self) -> None:
+        client, self._client = self._client, None
+        self._connected = False
+        if client is not None:
+            with contextlib.suppress(Exception):
+                await client.__aexit__(None, None, None)
+
+    async def _next_batch(self) -> list[Record]:
+        messages = self._client.messages
+        batch: list[Record] = []
+        loop = asyncio.get_running_loop()
+        deadline: float | None = None
+        while len(batch) < self.cfg.max_batch:
+            timeout = (
+                self.cfg.batch_timeout_ms / 1000
+                if deadline is None
+                else max(0.0, deadline - loop.time())
+            )
+            try:
+                message = await asyncio.wait_for(anext(messages), timeout)
+            except TimeoutError:
+                break
+            if deadline is None:
+                deadline = loop.time() + self.cfg.batch_timeout_ms / 1000
+            payload = message.payload
+            value = payload if isinstance(payload, bytes) else str(payload or "").encode()
+            self._seq += 1
+            self._pending[self._seq] = (message.mid, message.qos)
+            batch.append(
+                Record(value=value, topic=str(message.topic), partition=0, offset=self._seq)
+            )
+            if self._stopping.is_set():
+                break
+        return batch
+
+    async def ack(self, batch: Sequence[Record]) -> None:
+        client = self._client
+        for r in batch:
+            entry = self._pending.pop(r.offset, None)
+            if entry is None or client is None:
+                continue  # from a lost connection: the broker redelivers it
+            mid, qos = entry
+            if qos > 0:
+                client._client.ack(mid, qos)
+
+    async def ready(self) -> bool:
+        return self._connected and not self._stopping.is_set()
