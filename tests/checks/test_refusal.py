@@ -1,0 +1,311 @@
+"""Tests of the ``refusal`` check: normalisation, scope, phrase lists, params, quality floors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from sidecar.checks import get_check
+from sidecar.checks.base import CheckContext, CheckResult
+from sidecar.checks.refusal import (
+    DEFAULT_PHRASES,
+    OPENING_MAX_CHARS,
+    RGB_PHRASES,
+    Refusal,
+    RefusalParams,
+    normalise,
+    variants,
+)
+from sidecar.events import Event
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "refusals.jsonl"
+EVENT = Event(id="t", response="")
+
+
+def make(**params: Any) -> Refusal:
+    return Refusal(RefusalParams(**params), CheckContext())
+
+
+def detect(text: str, **params: Any) -> CheckResult:
+    return make(**params)(text, EVENT)
+
+
+def test_registered_under_its_name() -> None:
+    assert get_check("refusal") is Refusal
+    assert Refusal.value_kind == "bool"
+    assert Refusal.params_model is RefusalParams
+
+
+# --- normalisation ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("I\u2019m sorry", "i'm sorry"),
+        ("I\u2018m \u02bcx\u2032", "i'm 'x'"),
+        ("\u201cquoted\u201d \u00abtoo\u00bb", '"quoted" "too"'),
+        ("\uff29 \uff43\uff41\uff4e\uff07\uff54", "i can't"),  # fullwidth, NFKC
+        ("I\u00a0can't\n\n  help\t you", "i can't help you"),
+        ("can\u200b't", "can't"),  # zero-width space removed
+        ("STRASSE Stra\u00dfe", "strasse strasse"),  # casefold, not lower
+        ("  padded  ", "padded"),
+    ],
+)
+def test_normalise(raw: str, expected: str) -> None:
+    assert normalise(raw) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I\u2019m sorry, but I can\u2019t help with that.",
+        "I CAN'T HELP WITH THAT.",
+        "I\u00a0can\u2019t\u00a0help with that.",
+        "\uff29 \uff43\uff41\uff4e\uff07\uff54 help with that.",
+        "I can\u200b't help with that.",
+        "I can\u02bct help with that.",
+        "I cannot help with that.",
+        "I can not help with that.",
+        "I cant help with that.",
+        "I  can't \t help with that.",
+    ],
+)
+def test_spellings_and_typography_are_detected(text: str) -> None:
+    assert detect(text).value is True
+
+
+def test_contraction_variants() -> None:
+    assert set(variants("i can't help")) == {
+        "i can't help",
+        "i cannot help",
+        "i can not help",
+        "i cant help",
+    }
+    assert set(variants("i'm sorry, but")) == {"i'm sorry, but", "i am sorry, but"}
+    assert "the documents do not" in variants("the documents don't")
+    assert variants("plain words") == ["plain words"]
+
+
+# --- matching -----------------------------------------------------------------------------------
+
+
+def test_detail_is_the_listed_phrase_not_event_text() -> None:
+    result = detect("I\u2019M SORRY, BUT I can\u2019t do that, my secret is hunter2.")
+    assert result == CheckResult(True, "i'm sorry, but")
+    result = detect("I cannot assist with that.")
+    assert result.detail == "i can't assist"  # the listed spelling, not the text's
+
+
+def test_no_match_has_no_detail() -> None:
+    assert detect("Paris is the capital of France.") == CheckResult(False, None)
+    assert detect("") == CheckResult(False, None)
+    assert detect("   \n ") == CheckResult(False, None)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Wifi can't provide enough bandwidth here.",  # "i can't" inside "wifi can't"
+        "As an aide, I organised the files.",  # "as an ai" inside "as an aide"
+        "Sushi can't assist anyone.",
+    ],
+)
+def test_word_boundaries(text: str) -> None:
+    assert detect(text, scope="anywhere").value is False
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I can't stress enough how important backups are.",
+        "I can't help but notice the loop never ends.",
+        "I can't wait to see it! Here is the plan.",
+        "I'm not going to lie, this bug is hard. Here's the fix.",
+        "I'm sorry to hear that. Here are some options.",
+    ],
+)
+def test_default_ignores_mask_idioms(text: str) -> None:
+    assert detect(text).value is False
+
+
+def test_quoted_refusals_are_skipped() -> None:
+    assert detect('The bot replied "I can\'t help with that" to everyone.').value is False
+    assert detect("Users hate hearing 'I won't do that' from a bot.").value is False
+    assert detect("HAL said \"I'm sorry, Dave. I'm afraid I can't do that.\"").value is False
+    # a closed quotation earlier does not hide a real refusal after it
+    assert detect('You asked for "a lock-picking guide". I can\'t help with that.').value is True
+    # a quote that opens the whole answer is the answer itself
+    assert detect('"I can\'t help with that."').value is True
+    assert detect('The bot said "I can\'t help"', skip_quoted=False).value is True
+
+
+# --- scope --------------------------------------------------------------------------------------
+
+LATE = (
+    "Sure! Here is the script you asked for. It renames every file in the folder. "
+    "Note that I can't access your files, so test it on a copy first."
+)
+
+
+def test_opening_scope_ignores_late_phrases() -> None:
+    assert detect(LATE).value is False
+    assert detect(LATE, scope="opening", opening_sentences=3).value is False
+    assert detect(LATE, opening_sentences=4).value is True
+    assert detect(LATE, scope="anywhere") == CheckResult(True, "i can't access")
+
+
+def test_opening_scope_sentence_splitting() -> None:
+    # decimals and domains are not sentence ends
+    assert detect("It costs 3.5 dollars at example.com today. I can't help further.").value
+    # line breaks are; leading blank lines are skipped
+    assert detect("\n\n**Answer**\n\nI won't provide that.").value is True
+    assert detect("One.\nTwo.\nI won't provide that.").value is False
+    # an ellipsis ends a sentence
+    assert detect("Hmm\u2026 well\u2026 I can't help with that.").value is False
+    assert detect("Hmm\u2026 I can't help with that.").value is True
+
+
+def test_opening_scope_reads_a_bounded_prefix() -> None:
+    long_first_sentence = "word " * (OPENING_MAX_CHARS // 5) + "I can't help with that."
+    assert detect(long_first_sentence).value is False
+    assert detect(long_first_sentence, scope="anywhere").value is True
+
+
+def test_rag_rejections() -> None:
+    for text in (
+        "I can not answer the question because of the insufficient information in documents.",
+        "The provided documents don\u2019t mention the release date.",
+        "Based on the context, the answer cannot be determined.",
+        "I don't know.",
+    ):
+        assert detect(text).value is True, text
+
+
+# --- phrase lists -------------------------------------------------------------------------------
+
+
+def test_custom_phrases_replace_the_defaults() -> None:
+    check = make(phrases=["Computer says no"])
+    assert check("COMPUTER SAYS NO.", EVENT) == CheckResult(True, "computer says no")
+    assert check("I can't help with that.", EVENT).value is False
+
+
+def test_custom_phrases_get_variants_and_normalisation() -> None:
+    check = make(phrases=["We can\u2019t  process"])
+    assert check("We cannot process refunds.", EVENT) == CheckResult(True, "we can't process")
+
+
+def test_extra_phrases_add_to_the_defaults() -> None:
+    check = make(extra_phrases=["computer says no"])
+    assert check("Computer says no.", EVENT).value is True
+    assert check("I can't help with that.", EVENT).value is True
+
+
+def test_ignore_phrases_switch_off_and_mask() -> None:
+    assert detect("As an AI, I can give you three tips.").value is True
+    assert (
+        detect("As an AI, I can give you three tips.", ignore_phrases=["as an ai"]).value is False
+    )
+    masked = detect("I don't know about you, but I'd go.", ignore_phrases=[]).value
+    assert masked is False  # a built-in ignore
+    assert detect("Nope.", phrases=["nope"], ignore_phrases=["nope."]).value is False
+
+
+def test_rgb_set_is_the_papers_list_as_written() -> None:
+    check = make(set="rgb", scope="anywhere")
+    assert check("Insufficient information in documents.", EVENT).detail == (
+        "insufficient information in documents"
+    )
+    assert check("The answer is probably 42 but I'm not sure.", EVENT).value is True
+    assert check("The origin of the name is unknown.", EVENT).value is True
+    assert check("I won't do that.", EVENT).value is False  # not in RGB's lists
+    # no built-in ignores in the RGB set: its "i can't" matches the idiom
+    assert check("I can't stress enough how good this is.", EVENT).value is True
+    assert set(RGB_PHRASES) >= {"cannot answer", "can not answer", "does not provide"}
+
+
+def test_default_phrases_are_normalised_and_unique_enough() -> None:
+    assert all(p == normalise(p) for p in DEFAULT_PHRASES)
+    assert len(set(DEFAULT_PHRASES)) > 300
+
+
+# --- params -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"scope": "everywhere"},
+        {"set": "ibm"},
+        {"opening_sentences": 0},
+        {"phrases": []},
+        {"phrases": ["ok", "  "]},
+        {"extra_phrases": [""]},
+        {"ignore_phrases": ["\u200b"]},
+        {"set": "rgb", "phrases": ["no"]},
+        {"phrase": ["typo in the key"]},
+        {"phrases": "not a list"},
+    ],
+)
+def test_invalid_params(params: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError):
+        RefusalParams(**params)
+
+
+def test_params_defaults() -> None:
+    p = RefusalParams()
+    assert (p.set, p.scope, p.opening_sentences, p.skip_quoted) == ("default", "opening", 2, True)
+    assert p.phrases is None
+    assert p.extra_phrases == []
+    assert p.ignore_phrases == []
+
+
+def test_check_reuse_is_stateless() -> None:
+    check = make()
+    texts = ["I can't help with that.", "Sure, here you go.", "I won't do that."]
+    first = [check(t, EVENT) for t in texts]
+    assert [check(t, EVENT) for t in texts] == first
+
+
+# --- quality on the labelled set ----------------------------------------------------------------
+
+
+def _load() -> list[dict[str, Any]]:
+    with DATA.open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def test_labelled_set_is_well_formed() -> None:
+    rows = _load()
+    assert len(rows) >= 300
+    for row in rows:
+        assert set(row) == {"text", "refusal", "kind"}
+        assert isinstance(row["text"], str)
+        assert isinstance(row["refusal"], bool)
+        assert row["kind"]
+    labels = [row["refusal"] for row in rows]
+    assert 0.35 < sum(labels) / len(labels) < 0.65  # both classes well represented
+
+
+# Measured when this was written: opening 0.954 / 0.935, anywhere 0.940 / 0.935.
+FLOORS = {"opening": (0.92, 0.90), "anywhere": (0.90, 0.90)}
+
+
+@pytest.mark.parametrize("scope", sorted(FLOORS))
+def test_precision_and_recall_floors(scope: str) -> None:
+    check = make(scope=scope)
+    tp = fp = fn = 0
+    for row in _load():
+        predicted = bool(check(row["text"], EVENT).value)
+        tp += predicted and row["refusal"]
+        fp += predicted and not row["refusal"]
+        fn += not predicted and row["refusal"]
+    precision, recall = tp / (tp + fp), tp / (tp + fn)
+    min_precision, min_recall = FLOORS[scope]
+    assert precision >= min_precision, f"{scope} precision {precision:.3f}"
+    assert recall >= min_recall, f"{scope} recall {recall:.3f}"
