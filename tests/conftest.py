@@ -1,0 +1,152 @@
+"""Shared fixtures: a fresh Prometheus registry per test, the embedded broker per session,
+unique topics, and helpers to produce and read records."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from prometheus_client import CollectorRegistry
+
+from sidecar.embedded import EmbeddedBroker, create_topic
+from sidecar.settings import Settings
+
+REPO = Path(__file__).resolve().parent.parent
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def require_tool(name: str, *extra_dirs: Path) -> str:
+    """The path of a command-line tool; fail in CI when it is missing, skip elsewhere."""
+    found = shutil.which(
+        name, path=os.pathsep.join([*(str(d) for d in extra_dirs), os.environ.get("PATH", "")])
+    )
+    if found:
+        return found
+    message = f"{name} is not installed (run .ci/install-tools.sh)"
+    if IN_CI:
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture
+def registry() -> CollectorRegistry:
+    return CollectorRegistry()
+
+
+@pytest.fixture(scope="session")
+def broker() -> Iterator[EmbeddedBroker]:
+    with EmbeddedBroker() as b:
+        yield b
+
+
+@pytest.fixture
+def topic_factory(broker: EmbeddedBroker) -> Callable[..., Any]:
+    async def make(partitions: int = 1, prefix: str = "t") -> str:
+        name = f"{prefix}-{uuid.uuid4().hex[:10]}"
+        await create_topic(broker.bootstrap_servers, name, partitions)
+        return name
+
+    return make
+
+
+def event_line(i: int, **extra: Any) -> bytes:
+    doc = {"id": f"e-{i:06d}", "prompt": f"question {i}", "response": f"answer number {i}", **extra}
+    return orjson.dumps(doc)
+
+
+async def produce(
+    bootstrap: str, topic: str, values: Sequence[bytes], partitions: int | None = None
+) -> None:
+    producer = AIOKafkaProducer(
+        bootstrap_servers=bootstrap, acks="all", enable_idempotence=False, linger_ms=2
+    )
+    await producer.start()
+    try:
+        futures = []
+        for i, v in enumerate(values):
+            part = i % partitions if partitions else None
+            futures.append(await producer.send(topic, v, partition=part))
+        await asyncio.gather(*futures)
+    finally:
+        await producer.stop()
+
+
+async def read_topic(
+    bootstrap: str, topic: str, *, expect: int, timeout: float = 30.0
+) -> list[Any]:
+    """Read a topic from the start (no group) until ``expect`` records or the timeout."""
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest"
+    )
+    await consumer.start()
+    try:
+        parts = consumer.partitions_for_topic(topic)
+        for _ in range(50):
+            if parts:
+                break
+            await consumer.topics()
+            await asyncio.sleep(0.1)
+            parts = consumer.partitions_for_topic(topic)
+        tps = [TopicPartition(topic, p) for p in sorted(parts or {0})]
+        consumer.assign(tps)
+        await consumer.seek_to_beginning(*tps)
+        out: list[Any] = []
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while len(out) < expect and loop.time() < deadline:
+            data = await consumer.getmany(timeout_ms=200)
+            for msgs in data.values():
+                out.extend(msgs)
+        return out
+    finally:
+        await consumer.stop()
+
+
+def kafka_settings(bootstrap: str, topic: str, **overrides: Any) -> Settings:
+    kafka = {
+        "bootstrap_servers": bootstrap,
+        "topics": [topic],
+        "group_id": f"g-{uuid.uuid4().hex[:8]}",
+        "dlq_topic": None,
+        "heartbeat_interval_ms": 300,
+        "session_timeout_ms": 3000,
+        "fetch_timeout_ms": 100,
+        **overrides.pop("kafka", {}),
+    }
+    return Settings(
+        kafka=kafka,
+        http=overrides.pop("http", {"host": "127.0.0.1", "port": 0}),
+        rules=overrides.pop("rules", [REPO / "rules" / "default.yaml"]),
+        **overrides,
+    )
+
+
+@pytest.fixture
+async def running() -> AsyncIterator[Callable[..., Any]]:
+    """Start Apps as background tasks; stop and await them all at the end of the test."""
+    from sidecar.app import App
+
+    started: list[tuple[App, asyncio.Task[None]]] = []
+
+    async def start(app: App) -> asyncio.Task[None]:
+        await app.start()
+        task = asyncio.create_task(app.run())
+        started.append((app, task))
+        return task
+
+    yield start
+    for app, _ in started:
+        app.request_stop()
+    for app, task in started:
+        try:
+            await asyncio.wait_for(task, 10)
+        finally:
+            await app.stop()

@@ -1,0 +1,171 @@
+"""At-least-once across crashes and shutdowns, with ``llm-sidecar run`` as a real process."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+import yaml
+
+from sidecar.embedded import EmbeddedBroker
+from tests.conftest import REPO, event_line, produce, read_topic
+from tests.integration.test_kafka import committed_offsets
+
+pytestmark = pytest.mark.integration
+
+PARTITIONS = 3
+MAX_BATCH = 50
+
+
+def write_config(path: Path, bootstrap: str, topic: str, verdicts: str, group: str) -> Path:
+    config = {
+        "rules": [str(REPO / "rules" / "default.yaml")],
+        "http": {"host": "127.0.0.1", "port": 0},
+        "kafka": {
+            "bootstrap_servers": bootstrap,
+            "topics": [topic],
+            "group_id": group,
+            "dlq_topic": None,
+            "verdict_topic": verdicts,
+            "max_batch": MAX_BATCH,
+            "heartbeat_interval_ms": 300,
+            "session_timeout_ms": 3000,
+            "fetch_timeout_ms": 100,
+        },
+        "limits": {"drain_timeout_s": 10},
+    }
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def start(config: Path) -> subprocess.Popen[bytes]:
+    """Start ``llm-sidecar run``; its log goes to a file beside the config."""
+    with open(config.with_suffix(".log"), "ab") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "sidecar", "run", "--config", str(config)],
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+
+
+async def wait_for_log(path: Path, text: str, count: int = 1, timeout: float = 30) -> None:
+    for _ in range(int(timeout * 10)):
+        if path.exists() and path.read_text().count(text) >= count:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{text!r} did not appear {count} time(s) in {path}")
+
+
+async def verdict_ids(bootstrap: str, topic: str, expect: int, timeout: float) -> list[str]:
+    records = await read_topic(bootstrap, topic, expect=expect, timeout=timeout)
+    return [orjson.loads(r.value)["id"] for r in records]
+
+
+async def produce_slowly(bootstrap: str, topic: str, n: int, per_batch: int, pause: float) -> None:
+    """Event i goes to partition i % PARTITIONS (so per_batch must be a multiple of it)."""
+    assert per_batch % PARTITIONS == 0
+    for start_at in range(0, n, per_batch):
+        lines = [event_line(i) for i in range(start_at, min(n, start_at + per_batch))]
+        await produce(bootstrap, topic, lines, partitions=PARTITIONS)
+        await asyncio.sleep(pause)
+
+
+async def test_sigkill_mid_stream_then_restart_loses_nothing(
+    broker: EmbeddedBroker, topic_factory: Any, tmp_path: Path
+) -> None:
+    topic = await topic_factory(partitions=PARTITIONS)
+    verdicts = await topic_factory(prefix="verdicts")
+    config = write_config(tmp_path / "c.yaml", broker.bootstrap_servers, topic, verdicts, "g-kill")
+    n = 3000
+    producer = asyncio.create_task(produce_slowly(broker.bootstrap_servers, topic, n, 150, 0.1))
+    first = start(config)
+    try:
+        # Kill once the process is visibly mid-stream: some verdicts out, the stream not done.
+        seen: list[str] = []
+        for _ in range(300):
+            seen = await verdict_ids(broker.bootstrap_servers, verdicts, expect=1, timeout=0.3)
+            if len(seen) >= 300:
+                break
+            await asyncio.sleep(0.1)
+        assert seen, "the first process never produced a verdict"
+        first.send_signal(signal.SIGKILL)
+        first.wait(10)
+        killed_at = len(seen)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    await producer
+    assert killed_at < n, "the stream was fully processed before the kill; the test proves nothing"
+
+    second = start(config)
+    try:
+        ids: list[str] = []
+        for _ in range(60):
+            ids = await verdict_ids(
+                broker.bootstrap_servers, verdicts, expect=n + 10_000, timeout=0.5
+            )
+            if set(ids) >= {f"e-{i:06d}" for i in range(n)}:
+                break
+        missing = {f"e-{i:06d}" for i in range(n)} - set(ids)
+        assert not missing, f"{len(missing)} events never processed"
+        duplicates = sum(c - 1 for c in collections.Counter(ids).values())
+        assert duplicates <= MAX_BATCH * PARTITIONS, duplicates
+    finally:
+        second.send_signal(signal.SIGTERM)
+        assert second.wait(20) == 0
+
+
+async def test_sigterm_drains_commits_and_exits_zero(
+    broker: EmbeddedBroker, topic_factory: Any, tmp_path: Path
+) -> None:
+    topic = await topic_factory(partitions=PARTITIONS)
+    verdicts = await topic_factory(prefix="verdicts")
+    group = "g-term"
+    config = write_config(tmp_path / "c.yaml", broker.bootstrap_servers, topic, verdicts, group)
+    proc = start(config)
+    try:
+        n = 900
+        producer = asyncio.create_task(produce_slowly(broker.bootstrap_servers, topic, n, 99, 0.05))
+        for _ in range(300):
+            if await verdict_ids(broker.bootstrap_servers, verdicts, expect=1, timeout=0.2):
+                break
+            await asyncio.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)  # while events are still arriving
+        code = await asyncio.to_thread(proc.wait, 20)
+        stderr = config.with_suffix(".log").read_text()
+        assert code == 0, stderr
+        assert "drained" in stderr
+        await producer
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    # Whatever was committed was processed: every offset below the commit has its verdict.
+    ids = await verdict_ids(broker.bootstrap_servers, verdicts, expect=n, timeout=2)
+    committed = await committed_offsets(broker.bootstrap_servers, group, topic, PARTITIONS)
+    assert sum(c or 0 for c in committed.values()) > 0
+    per_partition = collections.Counter(int(i[2:]) % PARTITIONS for i in set(ids))
+    for p in range(PARTITIONS):
+        assert (committed[p] or 0) <= per_partition[p]
+    # And a restarted consumer picks up exactly where the commit left off: nothing is lost.
+    proc = start(config)
+    try:
+        await wait_for_log(config.with_suffix(".log"), "partitions assigned", count=2)
+        for _ in range(60):
+            ids = await verdict_ids(
+                broker.bootstrap_servers, verdicts, expect=n + 10_000, timeout=0.5
+            )
+            if len(set(ids)) >= n:
+                break
+        assert set(ids) == {f"e-{i:06d}" for i in range(n)}
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.to_thread(proc.wait, 20) == 0
