@@ -1,4 +1,10 @@
-"""Length bounds and literal containment: the cheapest content checks."""
+"""Length bounds and literal containment: the cheapest content checks.
+
+The string checks (``starts_with``, ``ends_with``, ``equals_to``, ``contains_string``) compare
+literally: no Unicode normalisation and no whitespace folding inside the text. They are
+case-sensitive unless ``case_sensitive: false`` (which compares casefolded text), and by default
+ignore whitespace around the text (``strip``), since model answers often end with a newline.
+"""
 
 from __future__ import annotations
 
@@ -14,8 +20,13 @@ __all__ = [
     "ContainsAll",
     "ContainsAny",
     "ContainsNone",
+    "ContainsString",
+    "EndsWith",
+    "EqualsTo",
     "LengthGreaterThan",
     "LengthLessThan",
+    "StartsWith",
+    "StringParams",
 ]
 
 
@@ -117,3 +128,86 @@ class ContainsNone(_Keywords):
     def __call__(self, text: str, event: Event) -> CheckResult:
         found = self._found(text)
         return CheckResult(not found, f"found {found[:3]}" if found else None)
+
+
+class StringParams(Params):
+    value: str = Field(min_length=1, description="the string to compare with")
+    case_sensitive: bool = True
+    strip: bool = Field(
+        default=True, description="ignore whitespace at both ends of the text (not of `value`)"
+    )
+
+
+class EqualsParams(StringParams):
+    value: str = Field(description="the string the text must equal (may be empty)")
+
+
+class _StringCheck(Check[StringParams]):
+    params_model = StringParams
+
+    def __init__(self, params: StringParams, ctx: CheckContext) -> None:
+        super().__init__(params, ctx)
+        self.case_sensitive, self.strip = params.case_sensitive, params.strip
+        self.value = params.value if self.case_sensitive else params.value.casefold()
+
+    def _prepare(self, text: str) -> str:
+        if self.strip:
+            text = text.strip()
+        return text if self.case_sensitive else text.casefold()
+
+
+@register
+class StartsWith(_StringCheck):
+    """True when the text begins with ``value``."""
+
+    name = "starts_with"
+
+    def __call__(self, text: str, event: Event) -> CheckResult:
+        return CheckResult(self._prepare(text).startswith(self.value), None)
+
+
+@register
+class EndsWith(_StringCheck):
+    """True when the text ends with ``value``."""
+
+    name = "ends_with"
+
+    def __call__(self, text: str, event: Event) -> CheckResult:
+        return CheckResult(self._prepare(text).endswith(self.value), None)
+
+
+@register
+class EqualsTo(_StringCheck):
+    """True when the whole text equals ``value``."""
+
+    name = "equals_to"
+    params_model = EqualsParams
+
+    def __call__(self, text: str, event: Event) -> CheckResult:
+        prepared = self._prepare(text)
+        if prepared == self.value:
+            return CheckResult(True, None)
+        return CheckResult(False, f"{len(prepared)} chars, expected {len(self.value)}")
+
+
+class ContainsStringParams(Params):
+    value: str = Field(min_length=1, description="the string to look for")
+    case_sensitive: bool = True
+
+
+@register
+class ContainsString(Check[ContainsStringParams]):
+    """True when ``value`` occurs in the text (one literal string; see contains_any for lists)."""
+
+    name = "contains_string"
+    params_model = ContainsStringParams
+
+    def __init__(self, params: ContainsStringParams, ctx: CheckContext) -> None:
+        super().__init__(params, ctx)
+        self.case_sensitive = params.case_sensitive
+        self.value = params.value if self.case_sensitive else params.value.casefold()
+
+    def __call__(self, text: str, event: Event) -> CheckResult:
+        hay = text if self.case_sensitive else text.casefold()
+        at = hay.find(self.value)
+        return CheckResult(at >= 0, f"at {at}" if at >= 0 else None)
