@@ -1,1 +1,106 @@
-"""Placeholder: this check family is being written."""
+"""Fuzzy matching of the text against one or more target strings, with rapidfuzz.
+
+The value is a score in [0, 1]: the best similarity of the text to any target, divided by
+100. ``threshold`` (0-100) is passed to rapidfuzz as ``score_cutoff``: a target scoring
+below it counts as 0, which lets rapidfuzz abandon hopeless comparisons early, so a rule
+with ``min: 0.8`` should say ``threshold: 80`` as well; the value is then either 0 or at
+least 0.8, and the rule's verdict is unchanged. With several targets the cutoff rises to the
+best score found so far, which is faster still.
+
+By default both sides are preprocessed (lower-cased, non-alphanumerics turned to spaces,
+trimmed), so punctuation and case do not count as differences.
+
+Scorers, in short: ``ratio`` compares whole strings; ``partial_ratio`` finds the target
+inside a longer text (the usual choice for "does the answer mention X"); ``token_sort_ratio``
+and ``token_set_ratio`` ignore word order (and, for set, repeated or extra words);
+``WRatio`` picks a weighted best of these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+from rapidfuzz import fuzz, process
+from rapidfuzz.utils import default_process
+
+from ..events import Event
+from .base import Check, CheckContext, CheckResult, Params
+from .registry import register
+
+__all__ = ["FuzzyMatch", "FuzzyParams"]
+
+Scorer = Literal["ratio", "partial_ratio", "token_set_ratio", "token_sort_ratio", "WRatio"]
+
+_SCORERS: dict[str, Callable[..., float]] = {
+    "ratio": fuzz.ratio,
+    "partial_ratio": fuzz.partial_ratio,
+    "token_set_ratio": fuzz.token_set_ratio,
+    "token_sort_ratio": fuzz.token_sort_ratio,
+    "WRatio": fuzz.WRatio,
+}
+
+MAX_TARGET_CHARS = 2_000
+MAX_TARGETS = 1_000
+
+
+class FuzzyParams(Params):
+    target: str | list[str] = Field(description="one string, or a list: the best match counts")
+    scorer: Scorer = "ratio"
+    threshold: float = Field(
+        default=0.0, ge=0, le=100, description="scores below this (0-100) count as 0"
+    )
+    preprocess: bool = Field(
+        default=True, description="compare lower-cased text with punctuation removed"
+    )
+
+    @field_validator("target")
+    @classmethod
+    def _targets(cls, v: str | list[str]) -> str | list[str]:
+        targets = [v] if isinstance(v, str) else v
+        if not targets:
+            raise ValueError("give at least one target")
+        if len(targets) > MAX_TARGETS:
+            raise ValueError(f"at most {MAX_TARGETS} targets")
+        for t in targets:
+            if not t.strip():
+                raise ValueError("targets must not be empty or blank")
+            if len(t) > MAX_TARGET_CHARS:
+                raise ValueError(f"a target is longer than {MAX_TARGET_CHARS} characters")
+        return v
+
+
+@register
+class FuzzyMatch(Check[FuzzyParams]):
+    """Score in [0, 1]: the best similarity of the text to the target(s), per ``scorer``."""
+
+    name = "fuzzy_match"
+    params_model = FuzzyParams
+    value_kind = "score"
+
+    def __init__(self, params: FuzzyParams, ctx: CheckContext) -> None:
+        super().__init__(params, ctx)
+        targets = [params.target] if isinstance(params.target, str) else list(params.target)
+        self.preprocess = params.preprocess
+        self.targets = [default_process(t) for t in targets] if self.preprocess else targets
+        if not all(self.targets):
+            raise ValueError("a target has no letters or digits left after preprocessing")
+        self.scorer = _SCORERS[params.scorer]
+        self.cutoff = params.threshold
+
+    def __call__(self, text: str, event: Event) -> CheckResult:
+        query = default_process(text) if self.preprocess else text
+        if not query:
+            return CheckResult(0.0, "empty text")
+        if len(self.targets) == 1:
+            score = self.scorer(query, self.targets[0], score_cutoff=self.cutoff)
+            best: Any = (None, score, 0) if score else None
+        else:
+            best = process.extractOne(
+                query, self.targets, scorer=self.scorer, processor=None, score_cutoff=self.cutoff
+            )
+        if best is None or not best[1]:
+            return CheckResult(0.0, f"below {self.cutoff:g}" if self.cutoff else None)
+        score, index = float(best[1]), int(best[2])
+        return CheckResult(score / 100.0, f"{score:.1f} vs target {index}")

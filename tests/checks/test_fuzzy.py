@@ -1,0 +1,114 @@
+"""fuzzy_match: scorers, thresholds as cutoffs, several targets."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+from rapidfuzz import fuzz
+
+from sidecar.checks import CheckContext, get_check
+from sidecar.checks.base import CheckResult
+from sidecar.checks.fuzzy import FuzzyMatch, FuzzyParams
+from sidecar.events import Event
+
+EV = Event(id="e1", response="r")
+
+
+def make(**params: Any) -> FuzzyMatch:
+    return FuzzyMatch(FuzzyParams.model_validate(params), CheckContext())
+
+
+def run(text: str, **params: Any) -> CheckResult:
+    return make(**params)(text, EV)
+
+
+def test_registered_as_score() -> None:
+    assert get_check("fuzzy_match") is FuzzyMatch
+    assert FuzzyMatch.value_kind == "score"
+
+
+def test_exact_match_is_one() -> None:
+    assert run("Paris", target="Paris") == CheckResult(1.0, "100.0 vs target 0")
+
+
+def test_preprocessing_ignores_case_and_punctuation() -> None:
+    assert run("  PARIS!! ", target="paris").value == 1.0
+    assert run("  PARIS!! ", target="paris", preprocess=False).value < 0.7
+
+
+def test_score_is_rapidfuzz_over_100() -> None:
+    text, target = "the capital is paris", "paris is the capital"
+    for scorer in ("ratio", "token_sort_ratio", "token_set_ratio", "WRatio", "partial_ratio"):
+        expected = getattr(fuzz, scorer)(text, target) / 100
+        assert run(text, target=target, scorer=scorer).value == pytest.approx(expected)
+    assert run(text, target=target, scorer="token_sort_ratio").value == 1.0
+    assert run(text, target=target, scorer="ratio").value < 0.8
+
+
+def test_partial_ratio_finds_target_in_longer_text() -> None:
+    text = "After checking the records, the refund was approved yesterday."
+    assert run(text, target="refund approved", scorer="ratio").value < 0.5
+    assert run(text, target="refund was approved", scorer="partial_ratio").value == 1.0
+
+
+def test_best_of_several_targets() -> None:
+    result = run("I cannot help with that", target=["sure thing", "i can't help with that"])
+    assert result.detail is not None
+    assert result.detail.endswith("vs target 1")
+    assert 0.9 < float(result.value) < 1.0
+
+
+def test_threshold_is_a_cutoff() -> None:
+    text, target = "colour", "color"
+    plain = run(text, target=target).value
+    assert 0.9 < float(plain) < 1.0
+    assert run(text, target=target, threshold=90).value == plain
+    assert run(text, target=target, threshold=95) == CheckResult(0.0, "below 95")
+    assert run(text, target=["nope", "nothing"], threshold=80) == CheckResult(0.0, "below 80")
+
+
+def test_empty_and_unicode_text() -> None:
+    assert run("", target="x") == CheckResult(0.0, "empty text")
+    assert run("?!", target="x") == CheckResult(0.0, "empty text")  # nothing left
+    assert run("Zürich ist schön", target="zurich ist schon").value > 0.8
+    assert run("東京都", target="東京").value > 0.7
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"target": ""},
+        {"target": "   "},
+        {"target": []},
+        {"target": ["ok", ""]},
+        {"target": "x", "scorer": "levenshtein"},
+        {"target": "x", "threshold": 101},
+        {"target": "x", "threshold": -1},
+        {"target": "x" * 2001},
+        {"target": "x", "cutoff": 50},
+    ],
+)
+def test_bad_params(params: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError):
+        FuzzyParams.model_validate(params)
+
+
+def test_target_without_letters_rejected_at_construction() -> None:
+    with pytest.raises(ValueError, match="after preprocessing"):
+        make(target="!!!")
+    assert make(target="!!!", preprocess=False)("!!!", EV).value == 1.0
+
+
+@pytest.mark.parametrize(
+    "scorer", ["ratio", "partial_ratio", "token_set_ratio", "token_sort_ratio", "WRatio"]
+)
+def test_huge_input_is_bounded(scorer: str) -> None:
+    check = make(target=[f"phrase number {i}" for i in range(20)], scorer=scorer, threshold=80)
+    text = "lorem ipsum dolor sit amet " * 7_400
+    start = time.perf_counter()
+    check(text, EV)
+    assert time.perf_counter() - start < 1.0
