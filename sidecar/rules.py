@@ -72,9 +72,10 @@ class When(BaseModel):
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> When:
-        listed = {k: (v,) if isinstance(v, str) else tuple(v) for k, v in raw.items()}
-        if "attack" in raw:
-            listed["attack"] = raw["attack"]
+        listed = {
+            k: (v,) if isinstance(v, str) else v if isinstance(v, bool) else tuple(v)
+            for k, v in raw.items()
+        }
         return cls.model_validate(listed)
 
     def compile(self) -> Callable[[Event], bool]:
@@ -258,12 +259,14 @@ def _load_file(
         doc = {}
 
     schema_errors = sorted(_validator().iter_errors(doc), key=lambda e: list(e.absolute_path))
-    if schema_errors:
-        for err in schema_errors:
-            errors.append(
-                RuleError(name, _rule_id_at(doc, err.absolute_path), _schema_message(err))
-            )
-        return
+    bad_rules: set[int] = set()
+    for err in schema_errors:
+        errors.append(RuleError(name, _rule_id_at(doc, err.absolute_path), _schema_message(err)))
+        where = list(err.absolute_path)
+        if len(where) >= 2 and where[0] == "rules" and isinstance(where[1], int):
+            bad_rules.add(where[1])
+        else:
+            return  # the file's structure is wrong: nothing more in it can be trusted
 
     if depth >= MAX_INCLUDE_DEPTH:
         errors.append(RuleError(name, None, f"includes nested deeper than {MAX_INCLUDE_DEPTH}"))
@@ -278,7 +281,9 @@ def _load_file(
     if "judge" in doc:
         judge.update(doc["judge"])
     defaults = doc.get("defaults", {})
-    for raw in doc.get("rules", []):
+    for index, raw in enumerate(doc.get("rules", [])):
+        if index in bad_rules:
+            continue  # reported above; keep checking the others
         merged = {**{k: v for k, v in defaults.items() if k != "when"}, **raw}
         when = raw.get("when", defaults.get("when"))
         merged["when"] = When.parse(when) if when is not None else None

@@ -81,7 +81,9 @@ class KafkaSink(Sink):
             await producer.start()
         except KafkaError as exc:
             await producer.stop()
-            raise SourceError(f"cannot start the Kafka producer: {exc}") from exc
+            raise SourceError(
+                f"cannot reach Kafka at {self.cfg.bootstrap_servers} (producer): {exc}"
+            ) from exc
         self._producer = producer
 
     async def stop(self) -> None:

@@ -1,0 +1,192 @@
+"""Throughput of llm-sidecar against raw aiokafka consumption, measured in one run.
+
+    python bench/throughput.py [--events 50000] [--partitions 3] [--rules rules/default.yaml]
+
+Produces N events of about 1 KB to the embedded broker, then on the same topic measures
+(1) a bare aiokafka consumer doing ``getmany`` and nothing else, and (2) the sidecar's whole
+batch loop (decode, checks, metrics, commit). Both clocks start at the first record received,
+so the consumer-group join is not counted. Prints both rates, their ratio, the peak RSS, and
+the per-event cost of every rule measured by the sidecar itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import resource
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import orjson
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from prometheus_client import CollectorRegistry
+
+from sidecar.app import App
+from sidecar.embedded import EmbeddedBroker, create_topic
+from sidecar.pipeline import RESULTS
+from sidecar.settings import Settings
+
+REPO = Path(__file__).resolve().parent.parent
+WORDS = ["the", "model", "answered", "question", "about", "refund", "policy", "order", "shipping", "account", "password", "customer", "support", "retrieval", "context", "document", "summary", "invoice", "delivery", "week", "days", "please", "contact", "team", "email", "address", "service", "request", "billing", "plan", "upgrade", "cancel"]
+
+
+def make_event(i: int, rng: random.Random) -> bytes:
+    def text(n: int) -> str:
+        return " ".join(rng.choice(WORDS) for _ in range(n))
+
+    doc = {
+        "id": f"bench-{i:08d}",
+        "ts": "2026-11-01T12:00:00Z",
+        "prompt": text(25) + "?",
+        "response": text(110) + ".",
+        "model": rng.choice(["gpt-4o-mini", "llama-3.1-70b"]),
+        "route": rng.choice(["/chat", "/support", "/search"]),
+        "tenant": "acme",
+        "task": "chat",
+    }
+    return orjson.dumps(doc)
+
+
+async def produce(bootstrap: str, topic: str, n: int) -> int:
+    rng = random.Random(7)
+    producer = AIOKafkaProducer(
+        bootstrap_servers=bootstrap,
+        acks="all",
+        enable_idempotence=False,
+        linger_ms=20,
+        max_batch_size=1_048_576,
+    )
+    await producer.start()
+    size = 0
+    try:
+        pending = []
+        for i in range(n):
+            value = make_event(i, rng)
+            size += len(value)
+            pending.append(await producer.send(topic, value))
+            if len(pending) >= 5000:
+                await asyncio.gather(*pending)
+                pending.clear()
+        await asyncio.gather(*pending)
+    finally:
+        await producer.stop()
+    return size // n
+
+
+async def raw_consume(bootstrap: str, topic: str, n: int, max_batch: int) -> float:
+    consumer = AIOKafkaConsumer(
+        topic,
+        bootstrap_servers=bootstrap,
+        group_id=f"raw-{uuid.uuid4().hex[:6]}",
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+        max_poll_records=max_batch,
+    )
+    await consumer.start()
+    try:
+        seen, first = 0, None
+        while seen < n:
+            data = await consumer.getmany(timeout_ms=500, max_records=max_batch)
+            got = sum(len(v) for v in data.values())
+            if got and first is None:
+                first = time.perf_counter()
+            seen += got
+        assert first is not None
+        return n / (time.perf_counter() - first)
+    finally:
+        await consumer.stop()
+
+
+async def sidecar_consume(
+    bootstrap: str, topic: str, n: int, max_batch: int, rules: list[Path]
+) -> tuple[float, App]:
+    settings = Settings(
+        rules=rules,
+        kafka={
+            "bootstrap_servers": bootstrap,
+            "topics": [topic],
+            "group_id": f"sidecar-{uuid.uuid4().hex[:6]}",
+            "dlq_topic": None,
+            "max_batch": max_batch,
+        },
+        reload_interval_s=0,
+    )
+    app = App(settings, registry=CollectorRegistry(), serve_http=False)
+    await app.start()
+    first: float | None = None
+    try:
+        async for batch in app.source.batches():
+            if first is None:
+                first = time.perf_counter()
+            await app.handle(batch)
+            if app.tally.events >= n:
+                break
+        assert first is not None
+        return n / (time.perf_counter() - first), app
+    finally:
+        await app.stop()
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--events", type=int, default=50_000)
+    ap.add_argument("--partitions", type=int, default=3)
+    ap.add_argument("--max-batch", type=int, default=500)
+    ap.add_argument("--rules", type=Path, action="append")
+    args = ap.parse_args()
+    rules = args.rules or [REPO / "rules" / "default.yaml"]
+
+    with EmbeddedBroker() as broker:
+        topic = f"bench-{uuid.uuid4().hex[:6]}"
+        await create_topic(broker.bootstrap_servers, topic, args.partitions)
+        size = await produce(broker.bootstrap_servers, topic, args.events)
+        print(
+            f"{args.events} events of ~{size} bytes on {args.partitions} partitions; rules: "
+            + ", ".join(str(r) for r in rules)
+        )
+        raw = await raw_consume(broker.bootstrap_servers, topic, args.events, args.max_batch)
+        rate, app = await sidecar_consume(
+            broker.bootstrap_servers, topic, args.events, args.max_batch, rules
+        )
+
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"raw aiokafka getmany:   {raw:>10,.0f} events/s")
+    print(f"llm-sidecar (checked):  {rate:>10,.0f} events/s")
+    print(f"ratio sidecar/raw:      {rate / raw:>10.2f}")
+    print(f"peak RSS:               {rss_mb:>10.0f} MiB")
+    # Per-rule cost, from the time the pipeline spent in each check.
+    assert app.pipeline is not None
+    seconds = {
+        s.labels["rule"]: s.value
+        for metric in app.registry.collect()
+        if metric.name == "llm_sidecar_check_seconds"
+        for s in metric.samples
+        if s.name.endswith("_total")
+    }
+    print(f"\n{'rule':<34} {'check':<24} {'evaluated':>9} {'µs/eval':>8}")
+    by_family: dict[str, list[float]] = {}
+    for rule in app.pipeline.rules:
+        tally = app.tally.rules.get(rule.id)
+        evaluated = (
+            sum(tally.counts) - tally.counts[RESULTS.index("not_applicable")] if tally else 0
+        )
+        spent = seconds.get(rule.id, 0.0)
+        per = spent / evaluated * 1e6 if evaluated else 0.0
+        module = type(rule.check).__module__.rsplit(".", 1)[-1]
+        by_family.setdefault(module, [0.0, 0.0])
+        by_family[module][0] += spent
+        by_family[module][1] = max(by_family[module][1], evaluated)
+        print(f"{rule.id:<34} {rule.check_name:<24} {evaluated:>9} {per:>8.1f}")
+    print(f"\n{'check family':<20} {'µs/event':>9}")
+    for family, (spent, evaluated) in sorted(by_family.items(), key=lambda kv: -kv[1][0]):
+        print(f"{family:<20} {spent / max(evaluated, 1) * 1e6:>9.1f}")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

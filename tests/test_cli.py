@@ -1,0 +1,125 @@
+"""The command line: exit codes, one-line errors, replay output."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from sidecar.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sidecar", *args],
+        input=stdin.decode() if stdin is not None else None,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["version"]) == 0
+    assert capsys.readouterr().out.startswith("llm-sidecar ")
+
+
+def test_validate_accepts_the_shipped_packs(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(REPO / "rules")]) == 0
+    assert capsys.readouterr().out.startswith("ok: ")
+
+
+def test_validate_reports_file_rule_and_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("rules:\n  - {id: r1, check: length_less_than, params: {value: many}}\n")
+    assert main(["validate", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert f"{bad}: rule 'r1': params.value" in err
+    assert "Traceback" not in err
+
+
+def test_bad_options_and_files_are_one_line_errors(tmp_path: Path) -> None:
+    missing = run("run", "--config", str(tmp_path / "nope.yaml"))
+    assert missing.returncode == 2
+    assert (
+        missing.stderr.strip()
+        == f"llm-sidecar: error: config file {tmp_path / 'nope.yaml'} does not exist"
+    )
+    bad = tmp_path / "c.yaml"
+    bad.write_text("kafka: {max_batch: -3}\n")
+    result = run("run", "--config", str(bad))
+    assert result.returncode == 2
+    assert "kafka.max_batch" in result.stderr and "Traceback" not in result.stderr
+    unknown = run("frobnicate")
+    assert unknown.returncode == 2
+    assert run("replay", str(tmp_path / "none.jsonl")).returncode == 2
+
+
+def test_unreachable_broker_is_a_one_line_error(tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "kafka: {bootstrap_servers: '127.0.0.1:1', request_timeout_ms: 2000}\n"
+        "http: {host: 127.0.0.1, port: 0}\n"
+    )
+    result = run("run", "--config", str(config))
+    assert result.returncode == 1
+    assert "cannot reach Kafka at 127.0.0.1:1" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_replay_writes_verdicts_and_reports_malformed_lines(tmp_path: Path) -> None:
+    events = tmp_path / "e.jsonl"
+    events.write_bytes(
+        b'{"id": "a", "response": "fine"}\n'
+        b"\n"
+        b"{broken\n"
+        b'{"id": "b", "response": "hello {{name}}"}\n'
+        b"[]\n"
+    )
+    out = tmp_path / "v.jsonl"
+    result = run(
+        "replay", str(events), "--out", str(out), "--rules", str(REPO / "rules" / "default.yaml")
+    )
+    assert result.returncode == 0, result.stderr
+    assert "line 3: skipped: invalid_json" in result.stderr
+    assert "line 5: skipped: not_an_object" in result.stderr
+    verdicts = [orjson.loads(line) for line in out.read_bytes().splitlines()]
+    assert [v["id"] for v in verdicts] == ["a", "b"]
+    assert verdicts[1]["checks"]["no-placeholder-text"]["passed"] is False
+    assert "no-placeholder-text" in result.stdout
+    assert "2 checked" in result.stdout
+
+
+def test_replay_reads_stdin(tmp_path: Path) -> None:
+    result = run("replay", "-", stdin=b'{"id": "a", "response": "fine"}\n')
+    assert result.returncode == 0, result.stderr
+    assert "1 checked" in result.stdout
+
+
+def test_replay_of_the_bundled_sample_stream(tmp_path: Path) -> None:
+    out = tmp_path / "v.jsonl"
+    result = run(
+        "replay",
+        str(REPO / "samples" / "events.jsonl"),
+        "--out",
+        str(out),
+        "--rules",
+        str(REPO / "rules"),
+    )
+    assert result.returncode == 0, result.stderr
+    lines = [
+        line
+        for line in (REPO / "samples" / "events.jsonl").read_bytes().splitlines()
+        if line.strip()
+    ]
+    skipped = result.stderr.count("skipped:")
+    assert skipped >= 6
+    assert len(out.read_bytes().splitlines()) == len(lines) - skipped

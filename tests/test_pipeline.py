@@ -1,0 +1,148 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+import orjson
+
+from sidecar.checks import Check, CheckResult, register
+from sidecar.errors import CheckError, CheckTimeout
+from sidecar.events import Event
+from sidecar.pipeline import Pipeline
+from sidecar.rules import load_rules
+from sidecar.sources.base import Record
+
+
+@register
+class _AlwaysTimesOut(Check):  # type: ignore[type-arg]
+    name: ClassVar[str] = "test_times_out"
+
+    def __call__(self, text: str, event: Event) -> CheckResult:
+        raise CheckTimeout("budget spent")
+
+
+@register
+class _NeedsGroundTruths(Check):  # type: ignore[type-arg]
+    name: ClassVar[str] = "test_needs_ground_truths"
+    value_kind = "score"
+
+    def __call__(self, text: str, event: Event) -> CheckResult:
+        if not event.ground_truths:
+            raise CheckError("no ground_truths")
+        return CheckResult(0.5)
+
+
+@register
+class _Broken(Check):  # type: ignore[type-arg]
+    name: ClassVar[str] = "test_broken"
+
+    def __call__(self, text: str, event: Event) -> CheckResult:
+        raise ZeroDivisionError
+
+
+def pipeline(tmp_path: Path, rules: str, **kw: int) -> Pipeline:
+    path = tmp_path / "r.yaml"
+    path.write_text(rules)
+    return Pipeline(load_rules([path]), **kw)
+
+
+def test_verdict_format_matches_the_design(tmp_path: Path) -> None:
+    p = pipeline(
+        tmp_path,
+        """
+rules:
+  - {id: short, check: length_less_than, params: {value: 10}}
+  - {id: no-x, check: contains_none, params: {keywords: [x]}}
+  - {id: gt, check: test_needs_ground_truths, min: 0.4}
+  - {id: prompt-only, check: length_less_than, field: system_prompt, params: {value: 3}}
+""",
+    )
+    verdicts, stats = p.run([Event(id="e1", prompt="q", response="a long answer with x")])
+    doc = orjson.loads(verdicts[0].to_json())
+    assert doc == {
+        "id": "e1",
+        "checks": {
+            "short": {"value": False, "passed": False, "detail": "20 characters"},
+            "no-x": {"value": False, "passed": False, "detail": "found ['x']"},
+            "gt": {"value": None, "passed": None, "detail": "not applicable: no ground_truths"},
+        },
+        "judge": {},
+        "rules_version": p.version,
+    }
+    assert not verdicts[0].passed
+    assert verdicts[0].failed_rules() == ["short", "no-x"]
+    assert stats.events == 1 and stats.failed_events == 1
+
+
+def test_score_bounds(tmp_path: Path) -> None:
+    p = pipeline(tmp_path, "rules:\n  - {id: gt, check: test_needs_ground_truths, min: 0.6}\n")
+    verdicts, _ = p.run([Event(id="e", response="r", ground_truths=["g"])])
+    assert verdicts[0].checks["gt"].passed is False
+    p = pipeline(tmp_path, "rules:\n  - {id: gt, check: test_needs_ground_truths, max: 0.6}\n")
+    verdicts, _ = p.run([Event(id="e", response="r", ground_truths=["g"])])
+    assert verdicts[0].checks["gt"].passed is True
+
+
+def test_a_rule_that_keeps_timing_out_is_disabled_and_others_still_run(tmp_path: Path) -> None:
+    p = pipeline(
+        tmp_path,
+        """
+rules:
+  - {id: slow, check: test_times_out}
+  - {id: short, check: length_less_than, params: {value: 100}}
+""",
+        timeouts_to_disable=3,
+    )
+    events = [Event(id=str(i), response="ok") for i in range(5)]
+    verdicts, stats = p.run(events)
+    assert [("slow" in v.checks) for v in verdicts] == [True, True, True, False, False]
+    assert all(v.checks["short"].passed for v in verdicts)
+    assert stats.newly_disabled == ["slow"]
+    assert stats.counts[0][3] == 3  # timeouts
+    assert stats.counts[1][0] == 5  # passes
+
+
+def test_a_crashing_check_is_an_error_not_a_failure(tmp_path: Path) -> None:
+    p = pipeline(tmp_path, "rules:\n  - {id: bad, check: test_broken}\n")
+    verdicts, stats = p.run([Event(id="e", response="r")])
+    assert verdicts[0].passed
+    assert verdicts[0].checks["bad"].detail == "error: ZeroDivisionError"
+    assert stats.counts[0][2] == 1
+
+
+def test_when_filters_skip_rules(tmp_path: Path) -> None:
+    p = pipeline(
+        tmp_path,
+        "rules:\n  - {id: chat, check: length_less_than, params: {value: 1}, when: {route: /chat}}\n",
+    )
+    verdicts, stats = p.run(
+        [Event(id="a", response="xx", route="/chat"), Event(id="b", response="xx")]
+    )
+    assert "chat" in verdicts[0].checks
+    assert "chat" not in verdicts[1].checks
+    assert sum(stats.counts[0]) == 1
+
+
+def test_process_splits_records_into_verdicts_and_dead_letters(tmp_path: Path) -> None:
+    p = pipeline(
+        tmp_path, "rules:\n  - {id: short, check: length_less_than, params: {value: 100}}\n"
+    )
+    records = [
+        Record(b'{"id": "a", "response": "ok"}', "t", 0, 0),
+        Record(b"garbage", "t", 0, 1),
+        Record(b'{"id": "b", "response": "' + b"y" * 500 + b'"}', "t", 0, 2),
+    ]
+    verdicts, dead, _ = p.process(records, max_event_bytes=300)
+    assert [v.id for v in verdicts] == ["a"]
+    assert [(d.record.offset, d.error.reason.value) for d in dead] == [
+        (1, "invalid_json"),
+        (2, "too_large"),
+    ]
+
+
+def test_text_is_truncated_to_the_checks_input_bound(tmp_path: Path) -> None:
+    p = pipeline(tmp_path, "rules:\n  - {id: len, check: length_less_than, params: {value: 10}}\n")
+    rule = p.rules[0]
+    rule.max_chars = 5
+    verdicts, _ = p.run([Event(id="a", response="x" * 50)])
+    assert verdicts[0].checks["len"].detail == "5 characters"

@@ -1,0 +1,147 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sidecar.errors import RuleSetError
+from sidecar.events import Event
+from sidecar.rules import load_rules
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_every_shipped_rule_pack_loads() -> None:
+    ruleset = load_rules([REPO / "rules"])
+    assert len(ruleset.rules) >= 3
+    assert len(ruleset.version) == 12
+
+
+def test_errors_name_the_file_and_rule_and_all_are_reported(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "bad.yaml",
+        """
+rules:
+  - {id: a, check: no_such_check}
+  - {id: b, check: length_less_than, params: {value: -1}}
+  - {id: c, check: length_less_than, params: {value: 5, colour: red}}
+  - {id: d, check: length_less_than, params: {value: 5}, min: 0.5}
+  - {id: a, check: contains_any, params: {keywords: [x]}}
+  - {id: e, check: contains_any, params: {keywords: [x]}, severity: apocalyptic}
+""",
+    )
+    with pytest.raises(RuleSetError) as info:
+        load_rules([path])
+    errors = {(e.rule_id, e.reason.split(":")[0]) for e in info.value.errors}
+    text = str(info.value)
+    assert all(str(path) in str(e) for e in info.value.errors)
+    assert "unknown check 'no_such_check'" in text
+    assert "params.value" in text
+    assert "params.colour" in text
+    assert "use expect, not min/max" in text
+    assert "duplicate rule id" in text
+    assert any(rid == "e" for rid, _ in errors)  # schema error located by rule id
+
+
+def test_yaml_syntax_errors_and_missing_files_are_reported(tmp_path: Path) -> None:
+    bad = write(tmp_path, "broken.yaml", "rules: [\n")
+    with pytest.raises(RuleSetError) as info:
+        load_rules([bad, tmp_path / "missing.yaml"])
+    reasons = [e.reason for e in info.value.errors]
+    assert any("not valid YAML" in r for r in reasons)
+    assert any("no such file" in r for r in reasons)
+
+
+def test_includes_defaults_and_disabled_rules(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "base.yaml",
+        "rules:\n  - {id: base, check: length_greater_than, params: {value: 0}}\n",
+    )
+    main = write(
+        tmp_path,
+        "main.yaml",
+        """
+include: [base.yaml]
+defaults: {field: prompt, severity: error, when: {route: /chat}}
+rules:
+  - {id: short, check: length_less_than, params: {value: 10}}
+  - {id: disabled, check: length_less_than, params: {value: 10}, enabled: false}
+  - {id: anywhere, check: length_less_than, params: {value: 10}, when: {task: [qa, rag]}}
+""",
+    )
+    ruleset = load_rules([main])
+    rules = {r.id: r for r in ruleset.rules}
+    assert set(rules) == {"base", "short", "anywhere"}  # "disabled" is not compiled
+    assert rules["short"].field == "prompt" and rules["short"].severity == "error"
+    assert rules["base"].field == "response"
+    chat = Event(id="1", prompt="p", route="/chat")
+    qa = Event(id="2", prompt="p", route="/api", task="qa")
+    assert (
+        rules["short"].when is not None
+        and rules["short"].when(chat)
+        and not rules["short"].when(qa)
+    )
+    assert (
+        rules["anywhere"].when is not None
+        and rules["anywhere"].when(qa)
+        and not rules["anywhere"].when(chat)
+    )
+
+
+def test_missing_include_is_an_error(tmp_path: Path) -> None:
+    main = write(tmp_path, "main.yaml", "include: [nope.yaml]\nrules: []\n")
+    with pytest.raises(RuleSetError, match="nope.yaml does not exist"):
+        load_rules([main])
+
+
+def test_attack_filters(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "r.yaml",
+        """
+rules:
+  - {id: probes, check: length_greater_than, params: {value: 0}, when: {attack: true}}
+  - {id: normal, check: length_greater_than, params: {value: 0}, when: {attack: false}}
+  - {id: advanced, check: length_greater_than, params: {value: 0}, when: {attack_category: advanced}}
+""",
+    )
+    r = {x.id: x.when for x in load_rules([path]).rules}
+    plain = Event(id="1", response="x")
+    basic = Event.model_validate({"id": "2", "response": "x", "attack": {"category": "basic"}})
+    adv = Event.model_validate({"id": "3", "response": "x", "attack": {"category": "advanced"}})
+    assert r["probes"] and not r["probes"](plain) and r["probes"](basic)
+    assert r["normal"] and r["normal"](plain) and not r["normal"](adv)
+    assert r["advanced"] and r["advanced"](adv) and not r["advanced"](basic)
+
+
+def test_version_is_a_content_hash(tmp_path: Path) -> None:
+    path = write(
+        tmp_path, "r.yaml", "rules:\n  - {id: a, check: length_less_than, params: {value: 5}}\n"
+    )
+    v1 = load_rules([path]).version
+    assert load_rules([path]).version == v1
+    path.write_text("rules:\n  - {id: a, check: length_less_than, params: {value: 6}}\n")
+    assert load_rules([path]).version != v1
+
+
+def test_expectations(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "r.yaml",
+        """
+rules:
+  - {id: t, check: length_less_than, params: {value: 5}}
+  - {id: f, check: length_less_than, params: {value: 5}, expect: false}
+""",
+    )
+    rules = {r.id: r for r in load_rules([path]).rules}
+    assert rules["t"].passed(True) and not rules["t"].passed(False)
+    assert rules["f"].passed(False) and not rules["f"].passed(True)
