@@ -98,7 +98,7 @@ rules:
 
 def test_missing_include_is_an_error(tmp_path: Path) -> None:
     main = write(tmp_path, "main.yaml", "include: [nope.yaml]\nrules: []\n")
-    with pytest.raises(RuleSetError, match="nope.yaml does not exist"):
+    with pytest.raises(RuleSetError, match=r"nope\.yaml does not exist"):
         load_rules([main])
 
 
