@@ -1,0 +1,129 @@
+"""The MQTT source against a real Mosquitto started per test on a free port."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+import pytest
+
+from sidecar.app import App
+from sidecar.embedded import free_port
+from sidecar.settings import MqttSettings, Settings
+from sidecar.sources.mqtt import MqttSource
+from tests.conftest import REPO, event_line, require_tool
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+async def mosquitto(tmp_path: Path) -> AsyncIterator[int]:
+    binary = require_tool("mosquitto", Path("/usr/sbin"))
+    port = free_port()
+    conf = tmp_path / "mosquitto.conf"
+    conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
+    with open(tmp_path / "mosquitto.log", "wb") as log:
+        proc = subprocess.Popen([binary, "-c", str(conf)], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        for _ in range(100):
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.close()
+                await writer.wait_closed()
+                break
+            except OSError:
+                await asyncio.sleep(0.05)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(5)
+
+
+async def publish(port: int, topic: str, payloads: list[bytes]) -> None:
+    async with aiomqtt.Client(
+        "127.0.0.1", port, identifier=f"pub-{uuid.uuid4().hex[:6]}"
+    ) as client:
+        for p in payloads:
+            await client.publish(topic, p, qos=1)
+
+
+def mqtt_settings(port: int, client_id: str, **kw: Any) -> MqttSettings:
+    return MqttSettings(
+        host="127.0.0.1",
+        port=port,
+        topics=["llm/events/#"],
+        client_id=client_id,
+        batch_timeout_ms=100,
+        **kw,
+    )
+
+
+async def test_events_from_mqtt_are_checked_and_counted(mosquitto: int, registry: Any) -> None:
+    settings = Settings(
+        source="mqtt",
+        mqtt=mqtt_settings(mosquitto, "sidecar-a"),
+        http={"host": "127.0.0.1", "port": 0},
+        rules=[REPO / "rules" / "default.yaml"],
+    )
+    app = App(settings, registry=registry)
+    await app.start()
+    task = asyncio.create_task(app.run())
+    try:
+        lines = [event_line(i) for i in range(30)] + [b"not json", event_line(99, response="{{x}}")]
+        await publish(mosquitto, "llm/events/chat", lines)
+        for _ in range(100):
+            if app.tally.events + sum(app.tally.dead.values()) >= len(lines):
+                break
+            await asyncio.sleep(0.1)
+        assert app.tally.events == 31
+        assert app.tally.failed_events == 1
+        assert app.tally.dead == {"invalid_json": 1}
+        assert await app.source.ready()
+    finally:
+        app.request_stop()
+        await asyncio.wait_for(task, 10)
+        await app.stop()
+
+
+async def test_unacknowledged_messages_are_redelivered_to_the_same_session(mosquitto: int) -> None:
+    client_id = f"sidecar-{uuid.uuid4().hex[:6]}"
+    first = MqttSource(mqtt_settings(mosquitto, client_id))
+    await first.start()
+    await publish(mosquitto, "llm/events/x", [event_line(i) for i in range(5)])
+    batches = first.batches()
+    got = await asyncio.wait_for(anext(batches), 10)
+    assert len(got) >= 1
+    # Crash before acknowledging: disconnect without PUBACKs.
+    await batches.aclose()
+    await first.stop()
+
+    second = MqttSource(mqtt_settings(mosquitto, client_id))
+    await second.start()
+    seen: list[bytes] = []
+    batches = second.batches()
+    try:
+        while len(seen) < 5:
+            batch = await asyncio.wait_for(anext(batches), 10)
+            seen.extend(r.value for r in batch)
+            await second.ack(batch)
+    finally:
+        await batches.aclose()
+        await second.stop()
+    assert {r.value for r in got} <= set(seen)
+    assert sorted(set(seen)) == sorted(event_line(i) for i in range(5))
+
+    # Once acknowledged, a new connection of the same session gets nothing again.
+    third = MqttSource(mqtt_settings(mosquitto, client_id))
+    await third.start()
+    batches = third.batches()
+    try:
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(anext(batches), 1.5)
+    finally:
+        await batches.aclose()
+        await third.stop()
