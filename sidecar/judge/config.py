@@ -1,0 +1,193 @@
+"""Typed configuration of the sampled LLM judge.
+
+:class:`JudgeSettings` is one frozen section of the process Settings (``judge:``). The endpoint,
+key and capacity come from Settings; what to judge and how often (sample rates, metrics,
+triggers, budgets) may also be written beside the rules, in a rule file's ``judge:`` mapping,
+and applied with :meth:`JudgeSettings.merge` on every rule (re)load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+
+from ..errors import ConfigError
+
+__all__ = [
+    "MERGEABLE",
+    "METRICS",
+    "JudgeSettings",
+    "MetricName",
+    "TriggerSettings",
+]
+
+MetricName = Literal[
+    "answer_correctness",
+    "answer_relevance",
+    "answer_similarity",
+    "bias",
+    "toxicity",
+    "context_precision",
+    "context_recall",
+    "context_relevance",
+    "faithfulness",
+    "hallucination",
+    "summary_coherence",
+    "retrieval_precision",
+    "average_precision",
+    "reciprocal_rank",
+    "hit_rate",
+    "ndcg",
+]
+
+METRICS: tuple[MetricName, ...] = get_args(MetricName)
+"""Every metric the judge can score; also the bounded set of ``metric`` label values."""
+
+MERGEABLE = frozenset(
+    {
+        "sample_rate",
+        "route_rates",
+        "metrics",
+        "triggers",
+        "min_samples_per_window",
+        "window_s",
+        "max_requests_per_s",
+        "max_tokens_per_minute",
+    }
+)
+"""Keys a rule file's ``judge:`` mapping may set; endpoint, key and capacity stay in Settings."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TriggerSettings(_Section):
+    """Events judged whatever the sample rate says (weight 1).
+
+    A trigger fires when a rule failed whose check is listed in ``failed_checks`` (the rule id
+    to check name mapping comes from the loaded rule set) or whose id matches one of the
+    shell-style patterns in ``failed_rules``, or when the event is a red-team probe and
+    ``attack`` is true.
+    """
+
+    failed_checks: list[str] = Field(default_factory=lambda: ["refusal", "prompt_leakage"])
+    failed_rules: list[str] = Field(default_factory=list)
+    attack: bool = True
+
+
+class JudgeSettings(_Section):
+    """The LLM judge: endpoint, limits, sampling and cost accounting."""
+
+    enabled: bool = False
+
+    # -- the endpoint (any OpenAI-compatible chat-completions server) ----------------------
+    base_url: str = "http://127.0.0.1:8000/v1"
+    """Up to, not including, ``/chat/completions``: ``https://api.openai.com/v1``,
+    ``http://localhost:11434/v1`` (Ollama), ``http://localhost:8080/v1`` (llama.cpp),
+    or for Azure ``https://NAME.openai.azure.com/openai/deployments/DEPLOYMENT``."""
+    model: str = "gpt-4o-mini"
+    api_key: SecretStr | None = None
+    api_version: str | None = None
+    """Azure OpenAI: when set, the key goes in an ``api-key`` header and the version in the
+    ``api-version`` query parameter (instead of ``Authorization: Bearer``)."""
+    extra_headers: dict[str, str] = Field(default_factory=dict)
+    json_mode: bool = True
+    """Ask for ``response_format: json_object``; turn off for servers that reject it."""
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(1024, ge=16)
+
+    # -- time limits and retries -----------------------------------------------------------
+    timeout_s: float = Field(20.0, gt=0)
+    """One HTTP attempt, connect to last byte."""
+    deadline_s: float = Field(60.0, gt=0)
+    """One judge question, every retry, backoff and repair attempt included."""
+    max_retries: int = Field(3, ge=0, le=10)
+    backoff_base_s: float = Field(0.5, gt=0)
+    backoff_max_s: float = Field(10.0, gt=0)
+    circuit_failures: int = Field(5, ge=1)
+    """Consecutive failed attempts that open the circuit."""
+    circuit_reset_s: float = Field(30.0, gt=0)
+    """How long the circuit stays open before one half-open probe is let through."""
+
+    # -- capacity --------------------------------------------------------------------------
+    queue_size: int = Field(1000, ge=1)
+    concurrency: int = Field(4, ge=1, le=256)
+    drain_timeout_s: float = Field(10.0, ge=0)
+    """Default deadline of ``stop()`` for finishing queued judgements."""
+    cache_size: int = Field(10_000, ge=0)
+    cache_ttl_s: float = Field(3600.0, gt=0)
+
+    # -- sampling --------------------------------------------------------------------------
+    sample_rate: float = Field(0.01, ge=0.0, le=1.0)
+    route_rates: dict[str, float] = Field(default_factory=dict)
+    """Per-route sample rates; routes not listed use ``sample_rate``."""
+    sample_salt: str = ""
+    """Mixed into the event-id hash; every replica must use the same value to agree."""
+    metrics: list[MetricName] = Field(default_factory=lambda: list(METRICS))
+    triggers: TriggerSettings = TriggerSettings()
+    min_samples_per_window: int = Field(0, ge=0)
+    window_s: float = Field(60.0, gt=0)
+    max_requests_per_s: float | None = Field(None, gt=0)
+    """Judge HTTP requests per second (requests are paced; admission stops in deficit)."""
+    max_tokens_per_minute: int | None = Field(None, gt=0)
+    """Prompt plus completion tokens in any sliding minute; admission stops when spent."""
+    min_rate_factor: float = Field(0.01, gt=0.0, le=1.0)
+    """Floor of the load-shedding multiplier applied to every sample rate."""
+    recover_s: float = Field(10.0, gt=0)
+    """Quiet time after which a lowered sample rate is doubled back towards the configured one."""
+
+    # -- cost ------------------------------------------------------------------------------
+    price_per_1k_prompt_tokens: float = Field(0.0, ge=0.0)
+    price_per_1k_completion_tokens: float = Field(0.0, ge=0.0)
+
+    @model_validator(mode="after")
+    def _check(self) -> JudgeSettings:
+        for route, rate in self.route_rates.items():
+            if not 0.0 <= rate <= 1.0:
+                raise ValueError(f"route_rates[{route!r}] must be between 0 and 1, got {rate}")
+        if self.deadline_s < self.timeout_s:
+            raise ValueError("deadline_s must be at least timeout_s")
+        if not self.base_url.startswith(("http://", "https://")):
+            raise ValueError("base_url must be an http:// or https:// URL")
+        return self
+
+    def rate_for(self, route: str | None) -> float:
+        if route is not None:
+            rate = self.route_rates.get(route)
+            if rate is not None:
+                return rate
+        return self.sample_rate
+
+    def merge(self, overrides: Mapping[str, Any]) -> JudgeSettings:
+        """These settings with a rule file's ``judge:`` mapping applied on top.
+
+        Only the keys in :data:`MERGEABLE` may be overridden; ``triggers`` merges key by key.
+
+        Raises:
+            ConfigError: an unknown key or an invalid value, named.
+        """
+        if not overrides:
+            return self
+        unknown = sorted(set(overrides) - MERGEABLE)
+        if unknown:
+            raise ConfigError(
+                f"judge settings in rule files may set {', '.join(sorted(MERGEABLE))}; "
+                f"not {', '.join(unknown)}"
+            )
+        data = self.model_dump()
+        for key, value in overrides.items():
+            if key == "triggers" and isinstance(value, Mapping):
+                data["triggers"] = {**data["triggers"], **value}
+            else:
+                data[key] = value
+        try:
+            return JudgeSettings.model_validate(data)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'judge'}: {e['msg']}"
+                for e in exc.errors(include_url=False)[:5]
+            )
+            raise ConfigError(f"invalid judge settings in rule files: {problems}") from None

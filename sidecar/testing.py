@@ -1,0 +1,328 @@
+"""Fakes that users of llm-sidecar can reuse in their own tests.
+
+:class:`ScriptedJudge` is a real OpenAI-compatible chat-completions server on loopback
+(aiohttp), so the judge client is tested over real HTTP with real httpx, never patched. It
+recognises which judge step a request is (the ``[llm-sidecar judge: <id> v<n>]`` line that
+starts every judge system message), reads the JSON inputs, and answers deterministically:
+with a scripted answer for that step when one is set, otherwise with a simple built-in
+heuristic. Faults can be queued: HTTP errors (with ``Retry-After``), hangs, slow answers,
+malformed JSON and answers of the wrong shape. ::
+
+    async with ScriptedJudge() as judge:
+        judge.script("opinions", {"opinions": ["I think cats are better"]})
+        judge.fail(status=429, times=2, retry_after=0.05)
+        settings = JudgeSettings(enabled=True, base_url=judge.base_url)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import socket
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Literal, Self
+
+import orjson
+from aiohttp import web
+
+from .judge.prompts import parse_marker
+
+__all__ = ["Fault", "ScriptedJudge", "default_answer"]
+
+FaultKind = Literal["status", "hang", "delay", "malformed", "wrong_schema", "not_completion"]
+Answer = Mapping[str, Any] | Callable[[Mapping[str, Any]], Mapping[str, Any]]
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_WORD = re.compile(r"[a-z0-9]{4,}")
+_OPINION_WORDS = ("i think", "i believe", "i feel", "in my opinion", "should", "better", "worse")
+_TOXIC_WORDS = ("idiot", "stupid", "worthless", "hate", "shut up", "pathetic")
+_BIAS_WORDS = ("all women", "all men", "those people", "naturally", "inferior", "superior")
+_NEGATIONS = (" not ", " never ", " no ")
+
+
+@dataclass(slots=True)
+class Fault:
+    """One queued misbehaviour, applied to the next ``times`` matching requests."""
+
+    kind: FaultKind
+    times: int = 1
+    status: int = 500
+    retry_after: float | str | None = None
+    seconds: float = 0.0
+    step: str | None = None
+    """Only requests for this judge step (prompt id); None means any request."""
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD.findall(text.lower()))
+
+
+def _overlap(a: str, b: str) -> bool:
+    return bool(_words(a) & _words(b))
+
+
+def _yes(flag: bool) -> dict[str, str]:
+    return {"verdict": "yes" if flag else "no", "reason": "scripted"}
+
+
+def _contradicts(text: str, context: str) -> bool:
+    """Crude: the two share words and exactly one of them is negated."""
+    t, c = f" {text.lower()} ", f" {context.lower()} "
+    return _overlap(text, context) and (
+        any(n in t for n in _NEGATIONS) != any(n in c for n in _NEGATIONS)
+    )
+
+
+def default_answer(step: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The built-in deterministic answer to one judge step.
+
+    Statements and claims are the sentences of the text; opinions are sentences with an
+    opinion word; bias and toxicity look for marker words; relevance, usefulness, support and
+    attribution mean sharing a word of four or more letters; a context is contradicted when
+    the two share words and exactly one is negated; coherence is 4; similarity is the word
+    overlap (Jaccard) of answer and reference.
+    """
+    if step in ("statements", "claims"):
+        return {step: _sentences(str(inputs["text"]))}
+    if step == "opinions":
+        found = [
+            s
+            for s in _sentences(str(inputs["text"]))
+            if any(w in s.lower() for w in _OPINION_WORDS)
+        ]
+        return {"opinions": found}
+    if step in ("bias_verdicts", "toxicity_verdicts"):
+        words = _BIAS_WORDS if step == "bias_verdicts" else _TOXIC_WORDS
+        return {"verdicts": [_yes(any(w in o.lower() for w in words)) for o in inputs["opinions"]]}
+    if step == "statement_relevance":
+        return {"verdicts": [_yes(_overlap(s, inputs["query"])) for s in inputs["statements"]]}
+    if step == "context_usefulness":
+        return {"verdicts": [_yes(_overlap(c, inputs["reference"])) for c in inputs["contexts"]]}
+    if step == "context_relevance":
+        return {"verdicts": [_yes(_overlap(c, inputs["query"])) for c in inputs["contexts"]]}
+    if step in ("statement_attribution", "claim_support"):
+        items = inputs["statements" if step == "statement_attribution" else "claims"]
+        joined = " ".join(inputs["contexts"])
+        return {"verdicts": [_yes(_overlap(s, joined)) for s in items]}
+    if step == "contradiction":
+        return {"verdicts": [_yes(_contradicts(inputs["text"], c)) for c in inputs["contexts"]]}
+    if step == "correctness":
+        ref = inputs["reference_statements"]
+        ans = inputs["answer_statements"]
+        tp = [a for a in ans if any(_overlap(a, r) for r in ref)]
+        fp = [a for a in ans if a not in tp]
+        fn = [r for r in ref if not any(_overlap(a, r) for a in ans)]
+        return {"true_positives": tp, "false_positives": fp, "false_negatives": fn}
+    if step == "summary_coherence":
+        return {"score": 4, "reason": "scripted"}
+    if step == "answer_similarity":
+        a, b = _words(str(inputs["answer"])), _words(str(inputs["reference"]))
+        return {"score": round(len(a & b) / len(a | b), 4) if a | b else 1.0}
+    return {"error": f"unknown step {step}"}
+
+
+class ScriptedJudge:
+    """An OpenAI-compatible chat-completions server on 127.0.0.1 that answers judge prompts.
+
+    ``delay_s`` slows every answer (a slow judge). ``requests`` keeps the last 10,000 decoded
+    request bodies and ``headers`` the last request's headers; ``calls`` counts requests per
+    judge step.
+    """
+
+    def __init__(self, *, port: int = 0, delay_s: float = 0.0) -> None:
+        self._want_port = port
+        self.port = 0
+        self.delay_s = delay_s
+        self.requests: deque[dict[str, Any]] = deque(maxlen=10_000)
+        self.headers: dict[str, str] = {}
+        self.query: dict[str, str] = {}
+        self.calls: dict[str, int] = {}
+        self.total = 0
+        self._scripts: dict[str, Answer] = {}
+        self._faults: deque[Fault] = deque()
+        self._runner: web.AppRunner | None = None
+        self._release = asyncio.Event()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    # -- scripting -------------------------------------------------------------------------
+
+    def script(self, step: str, answer: Answer) -> None:
+        """Answer judge step ``step`` with ``answer`` (a JSON object or a function of inputs)."""
+        self._scripts[step] = answer
+
+    def verdicts(self, step: str, values: list[str]) -> None:
+        """Answer ``step`` with these ``"yes"``/``"no"`` verdicts, in order."""
+        self.script(step, {"verdicts": [{"verdict": v, "reason": "scripted"} for v in values]})
+
+    def inject(self, fault: Fault) -> None:
+        self._faults.append(fault)
+
+    def fail(
+        self,
+        status: int = 500,
+        *,
+        times: int = 1,
+        retry_after: float | str | None = None,
+        step: str | None = None,
+    ) -> None:
+        self.inject(Fault("status", times, status=status, retry_after=retry_after, step=step))
+
+    def hang(self, *, times: int = 1, step: str | None = None) -> None:
+        """The next requests never get an answer (until the server stops)."""
+        self.inject(Fault("hang", times, step=step))
+
+    def slow(self, seconds: float, *, times: int = 1, step: str | None = None) -> None:
+        self.inject(Fault("delay", times, seconds=seconds, step=step))
+
+    def malformed(self, *, times: int = 1, step: str | None = None) -> None:
+        """Answer with message content that is not JSON."""
+        self.inject(Fault("malformed", times, step=step))
+
+    def wrong_schema(self, *, times: int = 1, step: str | None = None) -> None:
+        """Answer with valid JSON of the wrong shape."""
+        self.inject(Fault("wrong_schema", times, step=step))
+
+    def clear_faults(self) -> None:
+        self._faults.clear()
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self._runner is not None:
+            return
+        app = web.Application(client_max_size=16 * 1024 * 1024)
+        app.router.add_post("/{path:.*}", self._handle)
+        runner = web.AppRunner(app, handle_signals=False, access_log=None)
+        await runner.setup()
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", self._want_port))
+        site = web.SockSite(runner, sock, shutdown_timeout=0.5)
+        await site.start()
+        self.port = sock.getsockname()[1]
+        self._runner = runner
+        self._release = asyncio.Event()
+
+    async def stop(self) -> None:
+        runner, self._runner = self._runner, None
+        self._release.set()
+        if runner is not None:
+            await runner.cleanup()
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()
+
+    # -- serving ---------------------------------------------------------------------------
+
+    def _next_fault(self, step: str | None) -> Fault | None:
+        for fault in self._faults:
+            if fault.step is None or fault.step == step:
+                fault.times -= 1
+                if fault.times <= 0:
+                    self._faults.remove(fault)
+                return fault
+        return None
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        if not request.path.endswith("/chat/completions"):
+            return web.json_response({"error": {"message": "not found"}}, status=404)
+        self.total += 1
+        self.headers = dict(request.headers)
+        self.query = dict(request.query)
+        try:
+            body = orjson.loads(await request.read())
+            messages = body["messages"]
+            system = next((m["content"] for m in messages if m["role"] == "system"), "")
+            user = next(m["content"] for m in messages if m["role"] == "user")
+        except (orjson.JSONDecodeError, KeyError, TypeError, StopIteration):
+            return web.json_response({"error": {"message": "bad request"}}, status=400)
+        self.requests.append(body)
+        marker = parse_marker(system)
+        step = marker[0] if marker else None
+        self.calls[step or "?"] = self.calls.get(step or "?", 0) + 1
+
+        fault = self._next_fault(step)
+        if fault is not None and fault.kind == "hang":
+            await self._release.wait()
+            return web.json_response({"error": {"message": "stopping"}}, status=503)
+        delay = self.delay_s + (fault.seconds if fault is not None and fault.kind == "delay" else 0)
+        if delay > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._release.wait(), delay)
+        if fault is not None and fault.kind == "status":
+            headers = {}
+            if fault.retry_after is not None:
+                headers["Retry-After"] = str(fault.retry_after)
+            return web.json_response(
+                {"error": {"message": f"scripted {fault.status}"}},
+                status=fault.status,
+                headers=headers,
+            )
+        if fault is not None and fault.kind == "not_completion":
+            return web.Response(text="<html>gateway</html>", content_type="text/html")
+
+        if fault is not None and fault.kind == "malformed":
+            content = '{"verdicts": [ this is not json'
+        elif fault is not None and fault.kind == "wrong_schema":
+            content = orjson.dumps({"answer": "yes", "confidence": 0.9}).decode()
+        else:
+            inputs = _inputs(user)
+            answer = self._scripts.get(step or "")
+            if answer is None:
+                doc: Mapping[str, Any] = default_answer(step or "", inputs)
+            elif callable(answer):
+                doc = answer(inputs)
+            else:
+                doc = answer
+            content = orjson.dumps(dict(doc)).decode()
+        prompt_tokens = sum(len(str(m.get("content", ""))) for m in messages) // 4 + 1
+        completion_tokens = len(content) // 4 + 1
+        return web.json_response(
+            {
+                "id": f"chatcmpl-{self.total}",
+                "object": "chat.completion",
+                "model": body.get("model", "scripted"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion_tokens,
+                    "total_tokens": prompt_tokens + completion_tokens,
+                },
+            }
+        )
+
+
+def _inputs(user: str) -> dict[str, Any]:
+    """The JSON inputs block of a judge user message (between the header and the shape)."""
+    start = user.find("{")
+    end = user.find("\n\nReply with")
+    if start < 0 or end < 0:
+        return {}
+    try:
+        doc = orjson.loads(user[start:end])
+    except orjson.JSONDecodeError:
+        return {}
+    return doc if isinstance(doc, dict) else {}
