@@ -54,6 +54,7 @@ class LabelFolder:
                 if len(self.allowed) < self.max_values:
                     self.allowed.add(value)
                     return value
+                self.fixed = True  # full: from now on it is a plain allowlist
         self.folded += 1
         return OTHER
 

@@ -45,16 +45,13 @@ class Verdict:
     event: Event
     checks: dict[str, Outcome]
     rules_version: str
+    passed: bool = True
+    """False if any rule failed; rules that could not run do not count as failures."""
     judge: dict[str, float] = field(default_factory=dict)
 
     @property
     def id(self) -> str:
         return self.event.id
-
-    @property
-    def passed(self) -> bool:
-        """False if any rule failed; rules that could not run do not count as failures."""
-        return all(o.passed is not False for o in self.checks.values())
 
     def failed_rules(self) -> list[str]:
         return [rid for rid, o in self.checks.items() if o.passed is False]
@@ -126,11 +123,12 @@ class Pipeline:
         stats = BatchStats.empty(len(self.rules))
         verdicts = [self._evaluate(event, stats) for event in events]
         stats.events = len(verdicts)
-        stats.failed_events = sum(1 for v in verdicts if not v.passed)
+        stats.failed_events = sum(not v.passed for v in verdicts)
         return verdicts, stats
 
     def _evaluate(self, event: Event, stats: BatchStats) -> Verdict:
         checks: dict[str, Outcome] = {}
+        all_passed = True
         clock = time.perf_counter
         for i, rule in enumerate(self.rules):
             if rule.disabled or (rule.when is not None and not rule.when(event)):
@@ -173,9 +171,13 @@ class Pipeline:
             stats.seconds[i] += clock() - start
             rule.consecutive_timeouts = 0
             ok = rule.passed(value)
-            stats.counts[i][PASS if ok else FAIL] += 1
+            if ok:
+                stats.counts[i][PASS] += 1
+            else:
+                stats.counts[i][FAIL] += 1
+                all_passed = False
             checks[rule.id] = Outcome(value, ok, detail)
-        return Verdict(event, checks, self.version)
+        return Verdict(event, checks, self.version, all_passed)
 
     def _timed_out(self, rule: CompiledRule, stats: BatchStats) -> None:
         rule.consecutive_timeouts += 1
