@@ -1,0 +1,243 @@
+{{/* Names and labels. */}}
+{{- define "llm-sidecar.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "llm-sidecar.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "llm-sidecar.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "llm-sidecar.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{- define "llm-sidecar.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "llm-sidecar.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "llm-sidecar.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "llm-sidecar.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "llm-sidecar.image" -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) }}
+{{- end }}
+
+{{/* The rules ConfigMap, or "" when the image's bundled rules are used. */}}
+{{- define "llm-sidecar.rulesConfigMap" -}}
+{{- if .Values.rules.existingConfigMap }}
+{{- .Values.rules.existingConfigMap }}
+{{- else if .Values.rules.files }}
+{{- printf "%s-rules" (include "llm-sidecar.fullname" .) }}
+{{- end }}
+{{- end }}
+
+{{- define "llm-sidecar.configConfigMap" -}}
+{{- printf "%s-config" (include "llm-sidecar.fullname" .) }}
+{{- end }}
+
+{{/*
+Render-time checks; every template that renders a workload or a snippet includes this.
+*/}}
+{{- define "llm-sidecar.validate" -}}
+{{- if not (has .Values.mode (list "standalone" "sidecar")) }}
+{{- fail (printf "mode must be standalone or sidecar, not %q" .Values.mode) }}
+{{- end }}
+{{- if le (float64 .Values.terminationGracePeriodSeconds) (float64 .Values.drainTimeoutSeconds) }}
+{{- fail (printf "terminationGracePeriodSeconds (%v) must be longer than drainTimeoutSeconds (%v): Kubernetes would kill llm-sidecar before it finishes draining and commits its offsets" .Values.terminationGracePeriodSeconds .Values.drainTimeoutSeconds) }}
+{{- end }}
+{{- if and (eq .Values.source "kafka") (hasPrefix "SASL" .Values.kafka.securityProtocol) }}
+{{- if not (and .Values.kafka.saslUsername .Values.kafka.saslPassword.existingSecret) }}
+{{- fail (printf "kafka.securityProtocol %s needs kafka.saslUsername and kafka.saslPassword.existingSecret" .Values.kafka.securityProtocol) }}
+{{- end }}
+{{- end }}
+{{- if and (eq .Values.mode "sidecar") (not .Values.sidecar.podSelector) }}
+{{- fail "sidecar mode needs sidecar.podSelector: the labels of the LLM service's pods, for the metrics Service" }}
+{{- end }}
+{{- if and .Values.keda.enabled (or (ne .Values.mode "standalone") (ne .Values.source "kafka")) }}
+{{- fail "keda.enabled scales on Kafka consumer lag: it needs mode standalone and source kafka" }}
+{{- end }}
+{{- end }}
+
+{{/* Environment variables: settings from values, secrets by reference. */}}
+{{- define "llm-sidecar.env" -}}
+- name: LLM_SIDECAR_SOURCE
+  value: {{ .Values.source | quote }}
+- name: LLM_SIDECAR_LOG_LEVEL
+  value: {{ .Values.logLevel | quote }}
+- name: LLM_SIDECAR_LOG_FORMAT
+  value: {{ .Values.logFormat | quote }}
+- name: LLM_SIDECAR_HTTP__PORT
+  value: {{ .Values.port | quote }}
+- name: LLM_SIDECAR_LIMITS__DRAIN_TIMEOUT_S
+  value: {{ .Values.drainTimeoutSeconds | quote }}
+- name: LLM_SIDECAR_RELOAD_INTERVAL_S
+  value: {{ .Values.rules.reloadIntervalSeconds | quote }}
+- name: LLM_SIDECAR_RULES
+  value: {{ list "/etc/llm-sidecar/rules" | toJson | quote }}
+{{- range $key, $values := .Values.labels }}
+{{- if $values }}
+- name: LLM_SIDECAR_LABELS__{{ upper $key }}
+  value: {{ $values | toJson | quote }}
+{{- end }}
+{{- end }}
+{{- if eq .Values.source "kafka" }}
+{{- with .Values.kafka }}
+- name: LLM_SIDECAR_KAFKA__BOOTSTRAP_SERVERS
+  value: {{ .bootstrapServers | quote }}
+- name: LLM_SIDECAR_KAFKA__TOPICS
+  value: {{ .topics | toJson | quote }}
+- name: LLM_SIDECAR_KAFKA__GROUP_ID
+  value: {{ .groupId | quote }}
+- name: LLM_SIDECAR_KAFKA__CLIENT_ID
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+{{- if .dlqTopic }}
+- name: LLM_SIDECAR_KAFKA__DLQ_TOPIC
+  value: {{ .dlqTopic | quote }}
+{{- end }}
+{{- if .verdictTopic }}
+- name: LLM_SIDECAR_KAFKA__VERDICT_TOPIC
+  value: {{ .verdictTopic | quote }}
+{{- end }}
+- name: LLM_SIDECAR_KAFKA__AUTO_OFFSET_RESET
+  value: {{ .autoOffsetReset | quote }}
+- name: LLM_SIDECAR_KAFKA__SECURITY_PROTOCOL
+  value: {{ .securityProtocol | quote }}
+{{- if hasPrefix "SASL" .securityProtocol }}
+- name: LLM_SIDECAR_KAFKA__SASL_MECHANISM
+  value: {{ .saslMechanism | quote }}
+{{- end }}
+{{- if .saslUsername }}
+- name: LLM_SIDECAR_KAFKA__SASL_PLAIN_USERNAME
+  value: {{ .saslUsername | quote }}
+{{- end }}
+{{- if .saslPassword.existingSecret }}
+- name: LLM_SIDECAR_KAFKA__SASL_PLAIN_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ .saslPassword.existingSecret | quote }}
+      key: {{ .saslPassword.key | quote }}
+{{- end }}
+{{- end }}
+{{- else }}
+{{- with .Values.mqtt }}
+- name: LLM_SIDECAR_MQTT__HOST
+  value: {{ .host | quote }}
+- name: LLM_SIDECAR_MQTT__PORT
+  value: {{ .port | quote }}
+- name: LLM_SIDECAR_MQTT__TOPICS
+  value: {{ .topics | toJson | quote }}
+{{- if .username }}
+- name: LLM_SIDECAR_MQTT__USERNAME
+  value: {{ .username | quote }}
+{{- end }}
+{{- if .password.existingSecret }}
+- name: LLM_SIDECAR_MQTT__PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ .password.existingSecret | quote }}
+      key: {{ .password.key | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if .Values.judge.apiKey.existingSecret }}
+- name: LLM_SIDECAR_JUDGE__API_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.judge.apiKey.existingSecret | quote }}
+      key: {{ .Values.judge.apiKey.key | quote }}
+{{- end }}
+{{- with .Values.extraEnv }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/*
+The llm-sidecar container: the Deployment uses it, and NOTES.txt prints it for sidecar mode.
+*/}}
+{{- define "llm-sidecar.container" -}}
+- name: llm-sidecar
+  image: {{ include "llm-sidecar.image" . | quote }}
+  imagePullPolicy: {{ .Values.image.pullPolicy }}
+  args:
+    - run
+    {{- if .Values.config }}
+    - --config
+    - /etc/llm-sidecar/config/settings.yaml
+    {{- end }}
+  env:
+    {{- include "llm-sidecar.env" . | nindent 4 }}
+  ports:
+    - name: metrics
+      containerPort: {{ .Values.port }}
+      protocol: TCP
+  {{- with .Values.startupProbe }}
+  startupProbe:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.livenessProbe }}
+  livenessProbe:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.readinessProbe }}
+  readinessProbe:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  resources:
+    {{- toYaml .Values.resources | nindent 4 }}
+  securityContext:
+    {{- toYaml .Values.securityContext | nindent 4 }}
+  volumeMounts:
+    {{- /*
+    A directory mount, never subPath: kubelet updates a ConfigMap volume by swapping a symlink
+    to a new directory, which gives every file a new mtime, and llm-sidecar's mtime polling
+    reloads the rules. subPath mounts are never updated.
+    */}}
+    {{- if include "llm-sidecar.rulesConfigMap" . }}
+    - name: llm-sidecar-rules
+      mountPath: /etc/llm-sidecar/rules
+      readOnly: true
+    {{- end }}
+    {{- if .Values.config }}
+    - name: llm-sidecar-config
+      mountPath: /etc/llm-sidecar/config
+      readOnly: true
+    {{- end }}
+    - name: llm-sidecar-tmp
+      mountPath: /tmp
+{{- end }}
+
+{{- define "llm-sidecar.volumes" -}}
+{{- with include "llm-sidecar.rulesConfigMap" . }}
+- name: llm-sidecar-rules
+  configMap:
+    name: {{ . }}
+{{- end }}
+{{- if .Values.config }}
+- name: llm-sidecar-config
+  configMap:
+    name: {{ include "llm-sidecar.configConfigMap" . }}
+{{- end }}
+- name: llm-sidecar-tmp
+  emptyDir:
+    sizeLimit: 64Mi
+{{- end }}
