@@ -69,7 +69,8 @@ _ATEXT = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~\-]"
 _LOCAL = rf"{_ATEXT}+(?:\.{_ATEXT}+)*"
 _DOMAIN = r"(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+(?:[A-Za-z]{2,63}|xn--[A-Za-z0-9\-]{1,59})"
 _EMAIL_IN_TEXT = re.compile(
-    rf"(?<![A-Za-z0-9!#$%&'*+/=?^_`{{|}}~.\-])(?P<local>{_LOCAL})@(?P<domain>{_DOMAIN})(?![A-Za-z0-9\-])"
+    rf"(?P<local>{_ATEXT}(?<![A-Za-z0-9!#$%&'*+/=?^_`{{|}}~.\-]{_ATEXT}){_ATEXT}*(?:\.{_ATEXT}+)*)"
+    rf"@(?P<domain>{_DOMAIN})(?![A-Za-z0-9\-])"
 )
 _EMAIL_WHOLE = re.compile(rf"(?P<local>{_LOCAL})@(?P<domain>{_DOMAIN})")
 
@@ -83,11 +84,26 @@ def _mask_email(local: str, domain: str) -> str:
 
 
 def find_email(text: str) -> str | None:
-    if "@" not in text:
+    at = text.find("@")
+    if at < 0:
         return None
-    for m in _EMAIL_IN_TEXT.finditer(text):
-        if _email_ok(m["local"], m["domain"]):
-            return _mask_email(m["local"], m["domain"])
+    if text.count("@") > 64:  # dense: one linear scan beats many windows
+        for m in _EMAIL_IN_TEXT.finditer(text):
+            if _email_ok(m["local"], m["domain"]):
+                return _mask_email(m["local"], m["domain"])
+        return None
+    # Sparse: match only in a window around each "@" (a local part is at most 64 characters,
+    # a domain at most 253), instead of scanning the whole text.
+    while at >= 0:
+        end = min(len(text), at + 300)
+        w = _EMAIL_IN_TEXT.search(text, max(0, at - 65), end)
+        if (
+            w is not None
+            and (w.end() < end or end == len(text))
+            and _email_ok(w["local"], w["domain"])
+        ):
+            return _mask_email(w["local"], w["domain"])
+        at = text.find("@", at + 1)
     return None
 
 
@@ -124,8 +140,11 @@ class IsEmail(Check[NoParams]):
 
 # Groups of digits, optionally bracketed, joined by one or two of space/dot/dash (or nothing
 # after a closing bracket); optional leading "+". Validation happens in _phone_verdict.
+# Every pattern here consumes its first character before looking behind it: a pattern that
+# starts with a character class lets the engine skip to candidates, about 3x faster on prose.
 _PHONE = re.compile(
-    r"(?<![\w+.\-])(?P<plus>\+)?(?P<body>\(?\d{1,15}\)?(?:(?:[ .\-\u00a0]{1,2}|(?<=\)))\(?\d{1,15}\)?){0,6})(?![\w])"
+    r"[+(\d](?<![\w+.\-][+(\d])(?:(?<=\+)\(?\d{1,15}|(?<=\()\d{1,15}|(?<=\d)\d{0,14})\)?"
+    r"(?:(?:[ .\-\u00a0]{1,2}|(?<=\)))\(?\d{1,15}\)?){0,6}(?!\w)"
 )
 _PHONE_GROUP = re.compile(r"\d+")
 _PHONE_SEP = re.compile(r"[^\d]+")
@@ -173,13 +192,14 @@ def _phone_verdict(plus: bool, groups: list[str], seps: list[str], bracketed: bo
 
 def find_phone(text: str) -> str | None:
     for m in _PHONE.finditer(text):
-        body = m["body"]
+        raw = m.group()
+        plus = raw[0] == "+"
+        body = raw[1:] if plus else raw
         groups = _PHONE_GROUP.findall(body)
         sizes = [len(g) for g in groups]
         if max(sizes) < 2 or sum(sizes) < 7:
             continue  # "1 2 3 4", or too few digits for any phone number
         seps = _PHONE_SEP.findall(body.strip("()"))
-        plus = m["plus"] is not None
         bracketed = "(" in body and ")" in body
         n = len(groups)
         if _phone_verdict(plus, groups, seps, bracketed):
@@ -218,7 +238,7 @@ class ContainsPhone(Check[NoParams]):
 # ---------------------------------------------------------------------------------- cards
 
 # Printed cards group digits in threes to sixes (4-4-4-4, 4-6-5, 4-4-4-4-3) or not at all.
-_CARD = re.compile(r"(?<![\d\-])\d{3,19}(?:[ \-]\d{3,19}){0,5}(?!\d)")
+_CARD = re.compile(r"\d(?<![\d\-]\d)\d{2,18}(?:[ \-]\d{3,19}){0,5}(?!\d)")
 _CARD_BRANDS: tuple[tuple[str, tuple[int, int], frozenset[int]], ...] = (
     # brand, prefix range (inclusive, as numbers of the range's digit count), valid lengths
     ("amex", (34, 34), frozenset({15})),
@@ -314,7 +334,7 @@ IBAN_LENGTHS: dict[str, int] = {
 }  # fmt: skip
 """Countries with IBANs, and the length of theirs (ISO 13616 registry)."""
 
-_IBAN = re.compile(r"(?<![A-Za-z0-9])(?P<cc>[A-Z]{2})\d{2}(?: ?[A-Z0-9]){11,30}(?![A-Za-z0-9])")
+_IBAN = re.compile(r"[A-Z](?<![A-Za-z0-9][A-Z])[A-Z]\d{2}(?: ?[A-Z0-9]){11,30}(?![A-Za-z0-9])")
 
 
 def iban_valid(iban: str) -> bool:
@@ -338,7 +358,7 @@ def _nth_non_space_end(raw: str, n: int) -> int:
 
 def find_iban(text: str) -> str | None:
     for m in _IBAN.finditer(text):
-        length = IBAN_LENGTHS.get(m["cc"])
+        length = IBAN_LENGTHS.get(m.group()[:2])
         if length is None:
             continue
         raw = m.group()
@@ -369,9 +389,11 @@ class ContainsIban(Check[NoParams]):
 # ---------------------------------------------------------------------------- IP addresses
 
 _IPV4 = r"(?:\d{1,3}\.){3}\d{1,3}"
+_HEX = "[0-9A-Fa-f]"
 _IP = re.compile(
-    rf"(?<![\w.:])(?:(?P<v4>{_IPV4})(?![\w]|\.\d)"
-    rf"|(?P<v6>(?:[0-9A-Fa-f]{{0,4}}:){{2,7}}(?:{_IPV4}|[0-9A-Fa-f]{{0,4}}))(?![\w:]|\.\d))"
+    rf"[0-9A-Fa-f:](?<![\w.:][0-9A-Fa-f:])"
+    rf"(?:(?P<v4>(?<=\d)\d{{0,2}}(?:\.\d{{1,3}}){{3}})(?!\w|\.\d)"
+    rf"|(?P<v6>(?:(?<=:)|{_HEX}{{0,3}}:)(?:{_HEX}{{0,4}}:){{1,6}}(?:{_IPV4}|{_HEX}{{0,4}}))(?![\w:]|\.\d))"
 )
 
 
@@ -408,7 +430,8 @@ def find_ip(
     if "." not in text and ":" not in text:
         return None
     for m in _IP.finditer(text):
-        v4, v6 = m["v4"], m["v6"]
+        v4 = m.group() if m["v4"] is not None else None
+        v6 = m.group() if v4 is None else None
         addr: ipaddress.IPv4Address | ipaddress.IPv6Address
         try:
             if v4 is not None:
@@ -453,20 +476,23 @@ SecretKind = Literal["aws", "github", "slack", "openai", "private_key", "jwt", "
 SECRET_KINDS: dict[str, tuple[str, str]] = {
     "aws": (
         "aws access key id",
-        r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA)[A-Z2-7]{16}(?![A-Za-z0-9])",
+        r"A(?<![A-Za-z0-9]A)(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|NVA|PKA|ROA|SCA)[A-Z2-7]{16}"
+        r"(?![A-Za-z0-9])",
     ),
     "github": (
         "github token",
-        r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,242})(?![A-Za-z0-9_])",
+        r"g(?<![A-Za-z0-9_]g)(?:h[pousr]_[A-Za-z0-9]{36,251}|ithub_pat_[A-Za-z0-9_]{22,242})"
+        r"(?![A-Za-z0-9_])",
     ),
     "slack": (
         "slack token",
-        r"(?<![A-Za-z0-9\-])(?:xox[abposr]-[A-Za-z0-9\-]{10,250}"
-        r"|hooks\.slack\.com/services/T[A-Za-z0-9_]{6,}/B[A-Za-z0-9_]{6,}/[A-Za-z0-9_]{16,})",
+        r"xox(?<![A-Za-z0-9\-]xox)[abposr]-[A-Za-z0-9\-]{10,250}"
+        r"|hooks\.slack\.com/services/T[A-Za-z0-9_]{6,64}/B[A-Za-z0-9_]{6,64}/[A-Za-z0-9_]{16,64}",
     ),
     "openai": (
         "sk- api key",
-        r"(?<![A-Za-z0-9_\-])sk-(?:proj-|svcacct-|admin-|ant-)?[A-Za-z0-9_\-]{20,250}(?![A-Za-z0-9_\-])",
+        r"sk-(?<![A-Za-z0-9_\-]sk-)(?:proj-|svcacct-|admin-|ant-)?[A-Za-z0-9_\-]{20,250}"
+        r"(?![A-Za-z0-9_\-])",
     ),
     "private_key": (
         "private key",
@@ -474,17 +500,27 @@ SECRET_KINDS: dict[str, tuple[str, str]] = {
     ),
     "jwt": (
         "jwt",
-        r"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{5,4000}\.eyJ[A-Za-z0-9_\-]{5,8000}\.[A-Za-z0-9_\-]{0,2000}",
+        r"eyJ(?<![A-Za-z0-9_\-]eyJ)[A-Za-z0-9_\-]{5,4000}\.eyJ[A-Za-z0-9_\-]{5,8000}"
+        r"\.[A-Za-z0-9_\-]{0,2000}",
     ),
     "generic": (
         "secret assignment",
-        r"(?i:(?<![A-Za-z0-9])(?P<gname>api[_\-]?key|api[_\-]?secret|secret[_\-]?key|client[_\-]?secret"
-        r"|access[_\-]?token|auth[_\-]?token|private[_\-]?token|bearer[_\-]?token|password|passwd"
-        r"|pwd|secret)[\"']?[ \t]{0,3}(?:=|:|=>)[ \t]{0,3}[\"']?"
-        r"|(?<![A-Za-z0-9])bearer[ \t]{1,3}(?!eyJ))(?P<gvalue>[A-Za-z0-9_\-./+=~]{8,200})",
+        # case-insensitive; the first letter is consumed before the look-behind (see _PHONE)
+        r"[apcsb](?<![a-z0-9][apcsb])"
+        r"(?:(?P<name>(?<=a)(?:pi[_\-]?(?:key|secret)|ccess[_\-]?token|uth[_\-]?token)"
+        r"|(?<=s)ecret(?:[_\-]?key)?|(?<=c)lient[_\-]?secret"
+        r"|(?<=p)(?:rivate[_\-]?token|assw(?:or)?d|wd)|(?<=b)earer[_\-]?token)"
+        r"[\"']?[ \t]{0,3}(?:=|:|=>)[ \t]{0,3}[\"']?"
+        r"|(?<=b)earer[ \t]{1,3}(?!eyJ))"
+        r"(?P<value>[a-z0-9_\-./+=~]{8,200})",
     ),
 }
 """kind -> (label in details, pattern)."""
+
+_SECRET_PATTERNS: dict[str, re.Pattern[str]] = {
+    kind: re.compile(pattern, re.IGNORECASE if kind == "generic" else 0)
+    for kind, (_, pattern) in SECRET_KINDS.items()
+}
 
 _PLACEHOLDER = re.compile(
     r"(?i)your|example|placeholder|changeme|redacted|dummy|sample|x{4,}|\*{3,}|\.{3}|<|\$\{|"
@@ -500,37 +536,38 @@ def _generic_ok(value: str) -> bool:
     return has_digit or (len(value) >= 16 and mixed)
 
 
-def _secret_pattern(kinds: list[SecretKind]) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?P<{k}>{SECRET_KINDS[k][1]})" for k in kinds))
-
-
-def find_secret(text: str, pattern: re.Pattern[str] | None = None) -> str | None:
-    pattern = pattern or _ALL_SECRETS
-    for m in pattern.finditer(text):
-        kind = m.lastgroup
-        if kind is None:
-            continue
-        if kind in ("gname", "gvalue", "generic"):
-            kind = "generic"
-            if not _generic_ok(m["gvalue"]):
+def _find_one(kind: str, text: str) -> str | None:
+    label = SECRET_KINDS[kind][0]
+    for m in _SECRET_PATTERNS[kind].finditer(text):
+        if kind == "generic":
+            if not _generic_ok(m["value"]):
                 continue
-            name = (m["gname"] or "bearer").lower()
-            return f"{SECRET_KINDS['generic'][0]} {name}=***"
-        label = SECRET_KINDS[kind][0]
+            name = text[m.start() : m.end("name")] if m["name"] is not None else "bearer"
+            return f"{label} {name.lower()}=***"
         if kind == "private_key":
             return f"{label} header"
-        value = m.group(kind)
+        value = m.group()
         prefix = value[: value.find("_") + 1] if kind == "github" else value[:4]
         return f"{label} {prefix}*** ({len(value)} chars)"
     return None
 
 
-_ALL_SECRETS = _secret_pattern(list(SECRET_KINDS))  # type: ignore[arg-type]
+def find_secret(text: str, kinds: tuple[str, ...] = tuple(SECRET_KINDS)) -> str | None:
+    """The first secret found, trying ``kinds`` in order (not in text order)."""
+    for kind in kinds:
+        found = _find_one(kind, text)
+        if found is not None:
+            return found
+    return None
+
+
+def _all_kinds() -> list[SecretKind]:
+    return ["aws", "github", "slack", "openai", "private_key", "jwt", "generic"]
 
 
 class SecretParams(Params):
     kinds: list[SecretKind] = Field(
-        default_factory=lambda: list(SECRET_KINDS),  # type: ignore[arg-type]
+        default_factory=_all_kinds,
         min_length=1,
         description="which secret formats to look for",
     )
@@ -546,8 +583,8 @@ class ContainsSecret(Check[SecretParams]):
     def __init__(self, params: SecretParams, ctx: CheckContext) -> None:
         super().__init__(params, ctx)
         kinds = sorted(set(params.kinds), key=list(SECRET_KINDS).index)
-        self.pattern = _secret_pattern(kinds)
+        self.kinds = tuple(kinds)
 
     def __call__(self, text: str, event: Event) -> CheckResult:
-        found = find_secret(text, self.pattern)
+        found = find_secret(text, self.kinds)
         return CheckResult(found is not None, found)

@@ -368,3 +368,9 @@ def test_unicode_text() -> None:
     assert run("contains_phone", text).value is True
     assert run("contains_email", text).value is True  # "rgen@example.de": ASCII tail only
     assert run("contains_credit_card", text).value is False
+
+
+def test_email_among_many_at_signs() -> None:
+    assert run("contains_email", "@ " * 100 + "mail bob@example.com").value is True  # dense
+    assert run("contains_email", "@handle " * 3 + "mail bob@example.com").value is True
+    assert run("contains_email", "@ " * 100 + "no address").value is False
