@@ -25,9 +25,12 @@ PARTITIONS = 3
 MAX_BATCH = 50
 
 
-def write_config(path: Path, bootstrap: str, topic: str, verdicts: str, group: str) -> Path:
+def write_config(
+    path: Path, bootstrap: str, topic: str, verdicts: str, group: str, rules: Path | None = None
+) -> Path:
     config = {
-        "rules": [str(REPO / "rules" / "default.yaml")],
+        "rules": [str(rules or REPO / "rules" / "default.yaml")],
+        "reload_interval_s": 0,
         "http": {"host": "127.0.0.1", "port": 0},
         "kafka": {
             "bootstrap_servers": bootstrap,
@@ -166,6 +169,36 @@ async def test_sigterm_drains_commits_and_exits_zero(
             if len(set(ids)) >= n:
                 break
         assert set(ids) == {f"e-{i:06d}" for i in range(n)}
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.to_thread(proc.wait, 20) == 0
+
+
+async def test_sighup_reloads_rules(
+    broker: EmbeddedBroker, topic_factory: Any, tmp_path: Path
+) -> None:
+    topic = await topic_factory()
+    verdicts = await topic_factory(prefix="verdicts")
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("rules:\n  - {id: before, check: length_less_than, params: {value: 5}}\n")
+    config = write_config(
+        tmp_path / "c.yaml", broker.bootstrap_servers, topic, verdicts, "g-hup", rules
+    )
+    proc = start(config)
+    try:
+        log = config.with_suffix(".log")
+        await wait_for_log(log, "partitions assigned")
+        await produce(broker.bootstrap_servers, topic, [event_line(1)])
+        assert await read_topic(broker.bootstrap_servers, verdicts, expect=1, timeout=20)
+        rules.write_text("rules:\n  - {id: after, check: length_less_than, params: {value: 5}}\n")
+        proc.send_signal(signal.SIGHUP)
+        await wait_for_log(log, "loaded 1 rules", count=2)
+        await produce(broker.bootstrap_servers, topic, [event_line(2)])
+        records = await read_topic(broker.bootstrap_servers, verdicts, expect=2, timeout=20)
+        checks = {
+            orjson.loads(r.value)["id"]: set(orjson.loads(r.value)["checks"]) for r in records
+        }
+        assert checks == {"e-000001": {"before"}, "e-000002": {"after"}}
     finally:
         proc.send_signal(signal.SIGTERM)
         assert await asyncio.to_thread(proc.wait, 20) == 0

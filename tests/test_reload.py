@@ -1,0 +1,91 @@
+"""Hot reload of rule files, and safe execution of user patterns."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from prometheus_client import CollectorRegistry, generate_latest
+
+from sidecar.app import App
+from sidecar.events import Event
+from sidecar.pipeline import Pipeline
+from sidecar.rules import load_rules
+from sidecar.settings import Settings
+from sidecar.sinks import Sink
+from sidecar.sources.file import FileSource
+
+RULE = "rules:\n  - {{id: {id}, check: length_less_than, params: {{value: {value}}}}}\n"
+
+
+async def wait_until(predicate: object, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():  # type: ignore[operator]
+        assert time.monotonic() < deadline, "condition not met in time"
+        await asyncio.sleep(0.02)
+
+
+def counter(registry: CollectorRegistry, result: str) -> float:
+    value = registry.get_sample_value("llm_sidecar_rule_reloads_total", {"result": result})
+    return value or 0.0
+
+
+async def test_rule_files_reload_on_change_and_bad_files_keep_the_old_set(tmp_path: Path) -> None:
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(RULE.format(id="first", value=5))
+    events = tmp_path / "events.jsonl"
+    events.write_text("")
+    registry = CollectorRegistry()
+    settings = Settings(rules=[rules], reload_interval_s=0.05, http={"port": 0})
+    app = App(settings, source=FileSource(events), sink=Sink(), registry=registry, serve_http=False)
+    async with app:
+        assert app.pipeline is not None
+        first = app.pipeline.version
+        rules.write_text(RULE.format(id="second", value=7))
+        await wait_until(lambda: app.pipeline is not None and app.pipeline.version != first)
+        assert [r.id for r in app.pipeline.rules] == ["second"]
+        assert counter(registry, "success") == 1
+        text = generate_latest(registry).decode()
+        assert f'llm_sidecar_rules_info{{version="{app.pipeline.version}"}} 1.0' in text
+        assert 'rule="first"' not in text
+
+        good = app.pipeline.version
+        rules.write_text("rules:\n  - {id: broken, check: nope}\n")
+        await wait_until(lambda: counter(registry, "failure") == 1)
+        await asyncio.sleep(0.3)  # several more polls: a bad file is reported once, not per poll
+        assert counter(registry, "failure") == 1
+        assert app.pipeline.version == good
+
+        # An explicit reload (what SIGHUP does) also works without a file change.
+        rules.write_text(RULE.format(id="third", value=9))
+        app.request_reload()
+        await wait_until(
+            lambda: [r.id for r in app.pipeline.rules] == ["third"] if app.pipeline else False
+        )
+
+
+def test_catastrophic_pattern_is_cut_off_and_the_event_keeps_its_other_verdicts(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "r.yaml"
+    path.write_text(
+        "rules:\n"
+        "  - {id: evil, check: regex, params: {pattern: '(a|aa)+$', timeout_ms: 20}}\n"
+        "  - {id: short, check: length_less_than, params: {value: 100000}}\n"
+    )
+    pipeline = Pipeline(load_rules([path]), timeouts_to_disable=3)
+    event = Event(id="x", response="a" * 5000 + "b")
+    started = time.perf_counter()
+    verdicts, stats = pipeline.run([event])
+    elapsed = time.perf_counter() - started
+    assert elapsed < 0.5, f"the event loop was blocked for {elapsed:.2f}s"
+    assert verdicts[0].checks["evil"].passed is None
+    assert verdicts[0].checks["evil"].detail is not None
+    assert verdicts[0].checks["evil"].detail.startswith("timeout")
+    assert verdicts[0].checks["short"].passed is True
+    # After three consecutive timeouts the rule is disabled; the rest keep running.
+    verdicts, stats = pipeline.run([event, event, event])
+    assert stats.newly_disabled == ["evil"]
+    assert "evil" not in verdicts[2].checks
+    assert verdicts[2].checks["short"].passed is True
