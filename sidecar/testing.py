@@ -203,13 +203,17 @@ class ScriptedJudge:
             return
         app = web.Application(client_max_size=16 * 1024 * 1024)
         app.router.add_post("/{path:.*}", self._handle)
-        runner = web.AppRunner(app, handle_signals=False, access_log=None)
+        runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=0.5)
         await runner.setup()
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", self._want_port))
-        site = web.SockSite(runner, sock, shutdown_timeout=0.5)
-        await site.start()
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(("127.0.0.1", self._want_port))
+            await web.SockSite(runner, sock).start()
+        except BaseException:
+            sock.close()
+            await runner.cleanup()
+            raise
         self.port = sock.getsockname()[1]
         self._runner = runner
         self._release = asyncio.Event()

@@ -49,6 +49,10 @@ class JudgePool(Generic[T]):
         return self._queue.qsize()
 
     @property
+    def full(self) -> bool:
+        return self._queue.full()
+
+    @property
     def accepting(self) -> bool:
         return self._accepting
 

@@ -98,7 +98,10 @@ def _features(event: Event) -> int:
 
 def applicable(event: Event, metrics: Iterable[str]) -> tuple[str, ...]:
     """The metrics among ``metrics`` that this event has the fields for."""
-    f = _features(event)
+    return _for_features(_features(event), tuple(metrics))
+
+
+def _for_features(f: int, metrics: tuple[str, ...]) -> tuple[str, ...]:
     summary = bool(f & _S)
     return tuple(
         name
@@ -372,6 +375,7 @@ class JudgeService:
         self.metrics.in_flight.set_function(lambda: self.pool.in_flight)
         self.metrics.queue_capacity.set(settings.queue_size)
         self._metrics = tuple(settings.metrics)
+        self._by_features: dict[int, tuple[str, ...]] = {}
         self._running = False
         self._closed = False
 
@@ -427,6 +431,7 @@ class JudgeService:
             return False
         self.settings = settings
         self._metrics = tuple(settings.metrics)
+        self._by_features = {}
         self.sampler.configure(settings)
         self.sampler.set_rule_checks({r.id: r.check_name for r in ruleset.rules})
         return True
@@ -439,14 +444,22 @@ class JudgeService:
             self.sampler.count_skip("stopped", len(verdicts))
             return
         decide = self.sampler.decide
+        pool = self.pool
+        by_features = self._by_features
         for verdict in verdicts:
             decision = decide(verdict)
             if not decision.take:
                 continue
-            metrics = applicable(verdict.event, self._metrics)
+            if pool.full:
+                self.sampler.reject(decision, "queue_full")
+                continue
+            f = _features(verdict.event)
+            metrics = by_features.get(f)
+            if metrics is None:
+                metrics = by_features[f] = _for_features(f, self._metrics)
             if not metrics:
                 self.sampler.reject(decision, "not_applicable")
-            elif not self.pool.offer(_Job(verdict, metrics, decision.weight)):
+            elif not pool.offer(_Job(verdict, metrics, decision.weight)):
                 self.sampler.reject(decision, "queue_full")
 
     # -- judging ---------------------------------------------------------------------------
