@@ -1,0 +1,109 @@
+"""Prompts: versioned, and their readers accept exactly the JSON they ask for."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+
+from sidecar.judge.prompts import PROMPTS, AnswerError, Correctness, marker, parse_marker
+from sidecar.testing import default_answer
+
+INPUTS: dict[str, dict[str, Any]] = {
+    "statements": {"text": "Paris is in France. It is big."},
+    "opinions": {"text": "I think Paris is better. It rains."},
+    "claims": {"text": "Paris is in France."},
+    "statement_relevance": {"query": "Where is Paris?", "statements": ["Paris is in France", "hi"]},
+    "bias_verdicts": {"opinions": ["all women are inferior drivers"]},
+    "toxicity_verdicts": {"opinions": ["you are an idiot", "tea is nice"]},
+    "correctness": {
+        "query": "q",
+        "answer_statements": ["Paris is in France", "Rome is big"],
+        "reference_statements": ["Paris is in France", "Museums open daily"],
+    },
+    "context_usefulness": {
+        "query": "q",
+        "reference": "Paris is in France",
+        "contexts": ["Paris", "x"],
+    },
+    "statement_attribution": {
+        "contexts": ["Paris is in France"],
+        "statements": ["Paris is in France"],
+    },
+    "context_relevance": {"query": "Paris", "contexts": ["Paris is old", "bananas"]},
+    "claim_support": {"contexts": ["Paris is in France"], "claims": ["Paris is in Spain", "Paris"]},
+    "contradiction": {"text": "Paris is not in France", "contexts": ["Paris is in France"]},
+    "summary_coherence": {"source": "long text", "summary": "short"},
+    "answer_similarity": {
+        "query": "q",
+        "answer": "Paris is in France",
+        "reference": "Paris is in France",
+    },
+}
+
+
+def test_every_prompt_is_versioned_and_marked() -> None:
+    assert set(INPUTS) == set(PROMPTS)
+    for pid, prompt in PROMPTS.items():
+        assert prompt.version.isdigit()
+        system, user = prompt.messages(INPUTS[pid])
+        assert parse_marker(system["content"]) == (pid, prompt.version)
+        assert prompt.answer_shape in user["content"]
+        assert orjson.dumps(INPUTS[pid], option=orjson.OPT_INDENT_2).decode() in user["content"]
+
+
+@pytest.mark.parametrize("pid", sorted(INPUTS))
+def test_scripted_answers_parse(pid: str) -> None:
+    """The scripted server's built-in answers are valid for every prompt (they must agree)."""
+    prompt = PROMPTS[pid]
+    content = orjson.dumps(default_answer(pid, INPUTS[pid])).decode()
+    prompt.parse(content, INPUTS[pid])
+
+
+def test_readers_return_typed_values() -> None:
+    verdicts = '{"verdicts": [{"verdict": "Yes"}, {"verdict": " no "}]}'
+    assert PROMPTS["context_relevance"].parse(verdicts, INPUTS["context_relevance"]) == [
+        True,
+        False,
+    ]
+    fenced = '```json\n{"statements": ["a", " ", "b "]}\n```'
+    assert PROMPTS["statements"].parse(fenced, {}) == ["a", "b"]
+    got = PROMPTS["correctness"].parse(
+        orjson.dumps(default_answer("correctness", INPUTS["correctness"])).decode(),
+        INPUTS["correctness"],
+    )
+    assert got == Correctness(tp=1, fp=1, fn=1)
+    assert PROMPTS["summary_coherence"].parse('{"score": 4.0}', {}) == 4.0
+
+
+@pytest.mark.parametrize(
+    ("pid", "content"),
+    [
+        ("statements", "Paris is in France."),
+        ("statements", "[1, 2]"),
+        ("statements", '{"statements": "one string"}'),
+        ("opinions", '{"statements": []}'),
+        ("context_relevance", '{"verdicts": [{"verdict": "yes"}]}'),
+        ("context_relevance", '{"verdicts": [{"verdict": "maybe"}, {"verdict": "no"}]}'),
+        ("context_relevance", '{"verdicts": ["yes", "no"]}'),
+        ("correctness", '{"true_positives": ["a"], "false_positives": [], "false_negatives": []}'),
+        (
+            "correctness",
+            '{"true_positives": ["a", "b"], "false_positives": [], "false_negatives": ["x", "y", "z"]}',
+        ),
+        ("summary_coherence", '{"score": 3.5}'),
+        ("summary_coherence", '{"score": 6}'),
+        ("summary_coherence", '{"score": true}'),
+        ("answer_similarity", '{"score": 1.2}'),
+        ("answer_similarity", '{"score": "0.5"}'),
+    ],
+)
+def test_readers_refuse_anything_else(pid: str, content: str) -> None:
+    with pytest.raises(AnswerError):
+        PROMPTS[pid].parse(content, INPUTS[pid])
+
+
+def test_marker_roundtrip() -> None:
+    assert parse_marker(marker("opinions", "3") + "\nrest") == ("opinions", "3")
+    assert parse_marker("You are a helpful assistant.") is None

@@ -1,0 +1,240 @@
+"""JudgeService end to end against the scripted judge: sampling, scoring, shedding, lifecycle."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from prometheus_client import CollectorRegistry, generate_latest
+
+from sidecar.events import Event
+from sidecar.judge.config import JudgeSettings
+from sidecar.judge.service import JudgeService, applicable
+from sidecar.pipeline import Outcome, Verdict
+from sidecar.rules import RuleSet
+from sidecar.testing import ScriptedJudge
+
+Make = Callable[..., JudgeSettings]
+REPO = Path(__file__).resolve().parents[2]
+
+RAG = {
+    "prompt": "What is the capital of France?",
+    "response": "The capital of France is Paris. I think Paris is lovely.",
+    "contexts": ["Paris is the capital of France.", "Bananas are yellow fruit."],
+    "ground_truths": ["Paris is the capital of France."],
+    "route": "rag",
+}
+
+
+def verdict(i: int, checks: Mapping[str, Outcome] | None = None, **fields: Any) -> Verdict:
+    doc = {**RAG, "prompt": f"What is the capital of France? (asked {i} times)", **fields}
+    return Verdict(Event(id=f"e-{i}", **doc), dict(checks or {}), "v1")
+
+
+def value(registry: CollectorRegistry, name: str, **labels: str) -> float:
+    got = registry.get_sample_value(name, labels)
+    return 0.0 if got is None else got
+
+
+def test_applicable_metrics_follow_the_event_fields() -> None:
+    every = JudgeSettings().metrics
+    rag = applicable(Event(id="a", **RAG), every)
+    assert set(rag) == set(every) - {"summary_coherence"}
+    chat = applicable(Event(id="b", prompt="hi", response="hello"), every)
+    assert set(chat) == {"answer_relevance", "bias", "toxicity"}
+    summary = applicable(
+        Event(id="c", prompt="long text", response="short", task="summarization"), every
+    )
+    assert set(summary) == {"summary_coherence", "bias", "toxicity"}
+    assert applicable(Event(id="d", prompt="only a prompt"), every) == ()
+    assert applicable(Event(id="e", response="x", contexts=["", ""]), ["faithfulness"]) == ()
+
+
+async def test_scores_reach_the_verdict_the_callback_and_metrics(
+    judge: ScriptedJudge, judge_settings: Make, registry: CollectorRegistry
+) -> None:
+    got: list[tuple[str, dict[str, float], float]] = []
+    settings = judge_settings(sample_rate=0.5)
+    service = JudgeService(
+        settings, registry, on_scores=lambda v, s, w: got.append((v.id, dict(s), w))
+    )
+    async with service:
+        verdicts = [verdict(i) for i in range(40)]
+        service.submit(verdicts)
+        await service.pool.join()
+    assert 10 <= len(got) <= 30
+    assert {w for _, _, w in got} == {2.0}
+    scores = got[0][1]
+    assert scores["context_relevance"] == 0.5  # bananas are not about the capital
+    assert scores["retrieval_precision"] == 0.5
+    assert scores["reciprocal_rank"] == 1.0
+    assert scores["hallucination"] == 0.0
+    assert scores["bias"] == 0.0
+    assert scores["context_precision"] == 1.0
+    assert 0.0 < scores["answer_similarity"] < 1.0
+    judged = [v for v in verdicts if v.judge]
+    assert len(judged) == len(got)
+    assert judged[0].judge == next(s for i, s, _ in got if i == judged[0].id)
+    assert value(registry, "llm_sidecar_judge_score_count", metric="faithfulness") == len(got)
+    assert value(registry, "llm_sidecar_judge_events_total", outcome="scored") == len(got)
+    assert value(registry, "llm_sidecar_judge_samples_total", reason="sampled") == len(got)
+    # shared steps are asked once per event: relevance verdicts feed six metrics
+    assert judge.calls["context_relevance"] == len(got)
+
+
+async def test_triggers_from_rules_judge_with_weight_one(
+    judge: ScriptedJudge, judge_settings: Make, registry: CollectorRegistry
+) -> None:
+    weights: list[float] = []
+    service = JudgeService(
+        judge_settings(sample_rate=1.0, metrics=["toxicity"]),
+        registry,
+        on_scores=lambda v, s, w: weights.append(w),
+    )
+    rule = type("Rule", (), {"id": "must-refuse", "check_name": "refusal"})()
+    ruleset = RuleSet(rules=(rule,), version="x", files=(), judge={"sample_rate": 0.0})  # type: ignore[arg-type]
+    assert service.apply_rules(ruleset)
+    assert not service.apply_rules(RuleSet((), "y", (), judge={"base_url": "http://x/v1"}))
+    assert service.settings.sample_rate == 0.0  # the bad overrides were ignored
+    async with service:
+        service.submit(
+            [
+                verdict(1, {"must-refuse": Outcome(False, False)}),
+                verdict(2, {"must-refuse": Outcome(True, True)}),
+                verdict(3, attack={"category": "advanced"}),
+            ]
+        )
+        await service.pool.join()
+    assert weights == [1.0, 1.0]
+    assert value(registry, "llm_sidecar_judge_samples_total", reason="triggered") == 2
+
+
+async def test_full_queue_sheds_and_counts(
+    judge: ScriptedJudge, judge_settings: Make, registry: CollectorRegistry
+) -> None:
+    judge.hang(times=100)
+    service = JudgeService(judge_settings(queue_size=5, concurrency=1, metrics=["bias"]), registry)
+    await service.start()
+    try:
+        service.submit([verdict(i) for i in range(50)])
+        full = value(registry, "llm_sidecar_judge_skipped_total", reason="queue_full")
+        shed = value(registry, "llm_sidecar_judge_skipped_total", reason="shed")
+        assert full >= 10 and shed >= 10  # the lowered rate sheds part of the rest
+        assert full + shed == 45
+        assert value(registry, "llm_sidecar_judge_sample_rate_factor") == 0.5
+        assert value(registry, "llm_sidecar_judge_queue_depth") == 5
+    finally:
+        started = time.monotonic()
+        await service.stop(0.2)
+        assert time.monotonic() - started < 1.5
+        await service.stop(0.2)  # idempotent
+    assert value(registry, "llm_sidecar_judge_skipped_total", reason="stopped") >= 5
+    service.submit([verdict(99)])  # after stop: counted, never raises
+    assert value(registry, "llm_sidecar_judge_skipped_total", reason="stopped") >= 6
+
+
+async def test_open_circuit_skips_sampling(
+    judge: ScriptedJudge, judge_settings: Make, registry: CollectorRegistry
+) -> None:
+    judge.fail(500, times=100)
+    settings = judge_settings(max_retries=0, circuit_failures=2, metrics=["bias", "toxicity"])
+    async with JudgeService(settings, registry) as service:
+        service.submit([verdict(1)])
+        await service.pool.join()
+        assert service.client.breaker.state == "open"
+        service.submit([verdict(2)])
+    assert value(registry, "llm_sidecar_judge_skipped_total", reason="circuit_open") == 1
+    assert value(registry, "llm_sidecar_judge_events_total", outcome="failed") == 1
+    assert judge.total == 2
+
+
+async def test_partial_failures_keep_the_good_scores(
+    judge: ScriptedJudge, judge_settings: Make, registry: CollectorRegistry
+) -> None:
+    judge.malformed(times=2, step="contradiction")
+    settings = judge_settings(metrics=["hallucination", "bias"])
+    async with JudgeService(settings, registry) as service:
+        v = verdict(1)
+        service.submit([v])
+        await service.pool.join()
+    assert set(v.judge) == {"bias"}
+    assert value(registry, "llm_sidecar_judge_events_total", outcome="partial") == 1
+    assert (
+        value(
+            registry,
+            "llm_sidecar_judge_requests_total",
+            metric="hallucination",
+            outcome="invalid_answer",
+        )
+        == 1
+    )
+
+
+async def test_judge_batch_waits_and_reports_progress(
+    judge: ScriptedJudge, judge_settings: Make, registry: CollectorRegistry
+) -> None:
+    steps: list[tuple[int, int]] = []
+    settings = judge_settings(metrics=["summary_coherence"], max_requests_per_s=1000)
+    async with JudgeService(settings, registry) as service:
+        verdicts = [verdict(i, task="summarization") for i in range(5)]
+        assert await service.judge_batch(verdicts, progress=lambda d, t: steps.append((d, t))) == 5
+    assert all(v.judge == {"summary_coherence": 4.0} for v in verdicts)
+    assert steps[-1] == (5, 5)
+
+
+async def test_submit_never_waits_on_a_hanging_judge(
+    judge: ScriptedJudge, judge_settings: Make, registry: CollectorRegistry
+) -> None:
+    judge.hang(times=10_000)
+    async with JudgeService(judge_settings(queue_size=100), registry) as service:
+        verdicts = [verdict(i) for i in range(5000)]
+        started = time.perf_counter()
+        service.submit(verdicts)
+        elapsed = time.perf_counter() - started
+        await service.stop(0)
+    assert elapsed < 0.5  # about 10 µs an event; a single blocked await would take seconds
+
+
+def test_metric_names_follow_conventions(registry: CollectorRegistry) -> None:
+    JudgeService(JudgeSettings(enabled=True), registry)
+    text = generate_latest(registry).decode()
+    names = {
+        line.split()[2].removesuffix("_total")
+        for line in text.splitlines()
+        if line.startswith("# TYPE")
+    }
+    assert names and all(n.startswith("llm_sidecar_judge_") for n in names)
+    for expected in (
+        "llm_sidecar_judge_requests",
+        "llm_sidecar_judge_request_duration_seconds",
+        "llm_sidecar_judge_tokens",
+        "llm_sidecar_judge_estimated_cost",
+        "llm_sidecar_judge_queue_depth",
+        "llm_sidecar_judge_skipped",
+        "llm_sidecar_judge_circuit_state",
+        "llm_sidecar_judge_score",
+    ):
+        assert expected in names
+    promtool = subprocess.run(["which", "promtool"], capture_output=True, text=True).stdout.strip()
+    if promtool:
+        result = subprocess.run(
+            [promtool, "check", "metrics"], input=text, capture_output=True, text=True, timeout=30
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+
+
+async def test_hot_path_throughput_is_isolated_from_a_slow_or_failing_judge() -> None:
+    """A generous bound; bench/judge_isolation.py measures the real figures."""
+    spec = importlib.util.spec_from_file_location(
+        "judge_isolation", REPO / "bench" / "judge_isolation.py"
+    )
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    results = await bench.measure(events=3000, batch=500, repeat=2)
+    assert results["slow"] / results["off"] > 0.5, results
+    assert results["failing"] / results["off"] > 0.5, results
