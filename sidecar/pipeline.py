@@ -12,10 +12,11 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
+from .checks.text import KeywordCheck, KeywordScanner
 from .errors import CheckError, CheckTimeout, DecodeError
 from .events import Event, decode
 from .rules import CompiledRule, RuleSet
@@ -104,6 +105,7 @@ class Pipeline:
         self.rules: Sequence[CompiledRule] = ruleset.rules
         self.version = ruleset.version
         self.timeouts_to_disable = timeouts_to_disable
+        self._scanners, self._scan_of = _shared_scans(self.rules)
 
     def process(
         self, records: Sequence[Record], *, max_event_bytes: int
@@ -130,6 +132,8 @@ class Pipeline:
         checks: dict[str, Outcome] = {}
         all_passed = True
         clock = time.perf_counter
+        scan_of = self._scan_of
+        found: list[frozenset[str] | None] = [None] * len(self._scanners)
         for i, rule in enumerate(self.rules):
             if rule.disabled or (rule.when is not None and not rule.when(event)):
                 continue
@@ -142,7 +146,14 @@ class Pipeline:
                 text = text[: rule.max_chars]
             start = clock()
             try:
-                value, detail = rule.check(text, event)
+                group = scan_of[i]
+                if group is None:
+                    value, detail = rule.check(text, event)
+                else:  # one pass over the field serves every keyword rule reading it
+                    hits = found[group]
+                    if hits is None:
+                        hits = found[group] = self._scanners[group].scan(text)
+                    value, detail = cast(KeywordCheck, rule.check).decide(hits)
             except CheckTimeout as exc:
                 stats.seconds[i] += clock() - start
                 stats.counts[i][TIMEOUT] += 1
@@ -190,6 +201,29 @@ class Pipeline:
                 rule.id,
                 rule.consecutive_timeouts,
             )
+
+
+def _shared_scans(
+    rules: Sequence[CompiledRule],
+) -> tuple[list[KeywordScanner], list[int | None]]:
+    """Group keyword rules by what they scan, and build one scanner per group.
+
+    Rules in a group read the same field, cut at the same length, with the same case handling,
+    so one Aho-Corasick pass gives each of them the keywords it needs.
+    """
+    groups: dict[tuple[str, int, bool], list[int]] = {}
+    for i, rule in enumerate(rules):
+        if isinstance(rule.check, KeywordCheck):
+            key = (rule.field, rule.max_chars, rule.check.case_sensitive)
+            groups.setdefault(key, []).append(i)
+    scanners: list[KeywordScanner] = []
+    scan_of: list[int | None] = [None] * len(rules)
+    for (_, _, case_sensitive), members in groups.items():
+        keywords = {k for i in members for k in cast(KeywordCheck, rules[i].check).keywords}
+        for i in members:
+            scan_of[i] = len(scanners)
+        scanners.append(KeywordScanner(sorted(keywords), case_sensitive=case_sensitive))
+    return scanners, scan_of
 
 
 @dataclass(slots=True)

@@ -146,3 +146,36 @@ def test_text_is_truncated_to_the_checks_input_bound(tmp_path: Path) -> None:
     rule.max_chars = 5
     verdicts, _ = p.run([Event(id="a", response="x" * 50)])
     assert verdicts[0].checks["len"].detail == "5 characters"
+
+
+def test_shared_keyword_scan_agrees_with_each_rule_alone(tmp_path: Path) -> None:
+    import random
+
+    rng = random.Random(5)
+    vocab = ["alpha", "beta", "gamma", "delta", "Alpha beta", "GAMMA", "eps", "zeta eta"]
+    lines = ["rules:"]
+    for j in range(12):
+        check = ["contains_any", "contains_all", "contains_none"][j % 3]
+        words = rng.sample(vocab, 3)
+        case = "true" if j % 4 == 0 else "false"
+        field = "prompt" if j % 5 == 0 else "response"
+        lines.append(
+            f"  - {{id: k{j}, check: {check}, field: {field}, "
+            f"params: {{keywords: {words}, case_sensitive: {case}}}}}"
+        )
+    p = pipeline(tmp_path, "\n".join(lines) + "\n")
+    assert len(p._scanners) == 4  # (prompt|response) x (case-sensitive or not)
+    events = [
+        Event(
+            id=str(i),
+            prompt=" ".join(rng.choices(vocab, k=4)),
+            response=" ".join(rng.choices(vocab + ["x"] * 5, k=6)),
+        )
+        for i in range(300)
+    ]
+    verdicts, _ = p.run(events)
+    for event, verdict in zip(events, verdicts, strict=True):
+        for rule in p.rules:
+            alone = rule.check(event.text(rule.field) or "", event)
+            assert verdict.checks[rule.id].value == alone.value, (rule.id, event)
+            assert verdict.checks[rule.id].detail == alone.detail

@@ -8,8 +8,10 @@ ignore whitespace around the text (``strip``), since model answers often end wit
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
+import ahocorasick
 from pydantic import Field, field_validator
 
 from ..events import Event
@@ -23,6 +25,8 @@ __all__ = [
     "ContainsString",
     "EndsWith",
     "EqualsTo",
+    "KeywordCheck",
+    "KeywordScanner",
     "LengthGreaterThan",
     "LengthLessThan",
     "StartsWith",
@@ -83,51 +87,80 @@ class KeywordsParams(Params):
         return v
 
 
-class _Keywords(Check[KeywordsParams]):
+class KeywordScanner:
+    """Finds every keyword of a set in one Aho-Corasick pass over the text.
+
+    The pipeline builds one scanner per (field, case sensitivity) for all keyword rules of a
+    rule set, so a field is scanned once however many keyword rules read it.
+    """
+
+    def __init__(self, keywords: Iterable[str], *, case_sensitive: bool) -> None:
+        self.case_sensitive = case_sensitive
+        self._automaton = ahocorasick.Automaton()
+        for keyword in keywords:
+            self._automaton.add_word(keyword, keyword)
+        self._automaton.make_automaton()
+
+    def scan(self, text: str) -> frozenset[str]:
+        hay = text if self.case_sensitive else text.casefold()
+        return frozenset(keyword for _, keyword in self._automaton.iter(hay))
+
+
+class KeywordCheck(Check[KeywordsParams]):
+    """Base of the keyword checks: the value is decided from the set of keywords found."""
+
     params_model = KeywordsParams
 
     def __init__(self, params: KeywordsParams, ctx: CheckContext) -> None:
         super().__init__(params, ctx)
         self.case_sensitive = params.case_sensitive
-        self.keywords = [k if self.case_sensitive else k.casefold() for k in params.keywords]
+        self.keywords = list(
+            dict.fromkeys(k if self.case_sensitive else k.casefold() for k in params.keywords)
+        )
+        self.scanner = KeywordScanner(self.keywords, case_sensitive=self.case_sensitive)
 
-    def _found(self, text: str) -> list[str]:
-        hay = text if self.case_sensitive else text.casefold()
-        return [k for k in self.keywords if k in hay]
+    def __call__(self, text: str, event: Event) -> CheckResult:
+        return self.decide(self.scanner.scan(text))
+
+    def decide(self, found: frozenset[str]) -> CheckResult:
+        """The result given the keywords (of any rule sharing the scan) found in the text."""
+        raise NotImplementedError
+
+    def _present(self, found: frozenset[str]) -> list[str]:
+        return [k for k in self.keywords if k in found]
 
 
 @register
-class ContainsAny(_Keywords):
+class ContainsAny(KeywordCheck):
     """True when at least one keyword occurs in the text."""
 
     name = "contains_any"
 
-    def __call__(self, text: str, event: Event) -> CheckResult:
-        found = self._found(text)
-        return CheckResult(bool(found), f"found {found[:3]}" if found else None)
+    def decide(self, found: frozenset[str]) -> CheckResult:
+        present = self._present(found)
+        return CheckResult(bool(present), f"found {present[:3]}" if present else None)
 
 
 @register
-class ContainsAll(_Keywords):
+class ContainsAll(KeywordCheck):
     """True when every keyword occurs in the text."""
 
     name = "contains_all"
 
-    def __call__(self, text: str, event: Event) -> CheckResult:
-        found = self._found(text)
+    def decide(self, found: frozenset[str]) -> CheckResult:
         missing = [k for k in self.keywords if k not in found]
         return CheckResult(not missing, f"missing {missing[:3]}" if missing else None)
 
 
 @register
-class ContainsNone(_Keywords):
+class ContainsNone(KeywordCheck):
     """True when no keyword occurs in the text."""
 
     name = "contains_none"
 
-    def __call__(self, text: str, event: Event) -> CheckResult:
-        found = self._found(text)
-        return CheckResult(not found, f"found {found[:3]}" if found else None)
+    def decide(self, found: frozenset[str]) -> CheckResult:
+        present = self._present(found)
+        return CheckResult(not present, f"found {present[:3]}" if present else None)
 
 
 class StringParams(Params):
