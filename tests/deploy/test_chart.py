@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from sidecar.rules import load_rules
-from sidecar.settings import load_settings
+from sidecar.settings import Settings, load_settings
 
 from .conftest import (
     CHART,
@@ -328,13 +328,13 @@ def test_settings_change_rolls_the_pods(render: Render) -> None:
     assert checksum("INFO") != checksum("DEBUG")
 
 
-def test_rendered_env_and_config_make_valid_settings(
-    everything: list[dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The variables and the --config file the chart renders are accepted by Settings."""
-    c = container(everything)
+def settings_from_render(
+    docs: list[dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Settings:
+    """Settings as the rendered container would load them (secrets read "from-a-secret")."""
+    c = container(docs)
     assert c["args"] == ["run", "--config", "/etc/llm-sidecar/config/settings.yaml"]
-    (config_cm,) = [cm for cm in by_kind(everything, "ConfigMap") if "settings.yaml" in cm["data"]]
+    (config_cm,) = [cm for cm in by_kind(docs, "ConfigMap") if "settings.yaml" in cm["data"]]
     config = tmp_path / "settings.yaml"
     config.write_text(config_cm["data"]["settings.yaml"], encoding="utf-8")
     for name in list(os.environ):
@@ -347,7 +347,14 @@ def test_rendered_env_and_config_make_valid_settings(
             monkeypatch.setenv(name, "from-a-secret")
         elif "fieldRef" in e["valueFrom"]:
             monkeypatch.setenv(name, "demo-llm-sidecar-abc12")
-    settings = load_settings(config)
+    return load_settings(config)
+
+
+def test_rendered_env_and_config_make_valid_settings(
+    everything: list[dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The variables and the --config file the chart renders are accepted by Settings."""
+    settings = settings_from_render(everything, tmp_path, monkeypatch)
     assert settings.source == "kafka"
     assert settings.kafka.topics == ["chat-events", "rag-events"]
     assert settings.kafka.group_id == "llm-sidecar-prod"
@@ -364,6 +371,16 @@ def test_rendered_env_and_config_make_valid_settings(
     assert [str(p) for p in settings.rules] == ["/etc/llm-sidecar/rules"]
     assert settings.labels.routes == ["/v1/chat", "/v1/rag"]
     assert settings.log_format == "json"
+
+
+def test_judge_key_reaches_settings(
+    everything: list[dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = settings_from_render(everything, tmp_path, monkeypatch)
+    if "judge" not in type(settings).model_fields:
+        pytest.xfail("Settings has no judge section yet: LLM_SIDECAR_JUDGE__API_KEY is ignored")
+    judge = settings.judge  # type: ignore[attr-defined]
+    assert judge.api_key.get_secret_value() == "from-a-secret"
 
 
 def test_mqtt_source_renders_its_own_settings(render: Render) -> None:
