@@ -150,14 +150,6 @@ def test_dockerignore_keeps_the_context_small() -> None:
         assert top in allowed, f"COPY {src} is excluded by .dockerignore"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "pyproject.toml: packages.find picks up sidecar/data as its own package, so the "
-        "package-data glob 'data/*' under 'sidecar' adds nothing and the wheel lacks "
-        "rules.schema.json and default.yaml. Remove this marker once that is fixed."
-    ),
-)
 def test_wheel_ships_the_data_the_app_loads(tmp_path: Path) -> None:
     """The image installs a wheel; the rules schema and default pack must be inside it."""
     src = tmp_path / "project"
