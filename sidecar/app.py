@@ -20,7 +20,7 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -28,6 +28,7 @@ from typing import Self
 from prometheus_client import CollectorRegistry
 
 from .errors import ConfigError, RuleSetError, SourceError
+from .judge.service import JudgeService, ScoreCallback
 from .metrics import SidecarMetrics
 from .pipeline import DeadLetter, Pipeline, Tally, Verdict
 from .rules import RuleSet, bundled_path, load_rules
@@ -98,6 +99,11 @@ class App:
         )
         self.tally = Tally()
         self.listeners: list[VerdictListener] = []
+        self.judge: JudgeService | None = None
+        if settings.judge.enabled:
+            self.judge = JudgeService(settings.judge, self.registry, on_scores=self._on_scores)
+            self.listeners.append(self.judge.submit)
+        self.score_listeners: list[ScoreCallback] = []
         self.pipeline: Pipeline | None = None
         self._reload_now = asyncio.Event()
         self._reload_task: asyncio.Task[None] | None = None
@@ -114,6 +120,8 @@ class App:
             return
         self._install(load_ruleset(self.settings))
         try:
+            if self.judge is not None:
+                await self.judge.start()
             await self.sink.start()
             await self.source.start()
             if self.http is not None:
@@ -137,6 +145,9 @@ class App:
             await self.http.stop()
         await self.source.stop()
         await self.sink.stop()
+        if self.judge is not None:
+            # After the last commit: judging is best effort and must not hold offsets back.
+            await self.judge.stop(self.settings.judge.drain_timeout_s)
         self._started = False
 
     async def __aenter__(self) -> Self:
@@ -225,6 +236,10 @@ class App:
         if oldest is not None:
             self.metrics.event_age.observe(max(0.0, now - oldest))
 
+    def _on_scores(self, verdict: Verdict, scores: Mapping[str, float], weight: float) -> None:
+        for listener in self.score_listeners:
+            listener(verdict, scores, weight)
+
     # -- rules -----------------------------------------------------------------------------
 
     def _install(self, ruleset: RuleSet) -> None:
@@ -232,6 +247,8 @@ class App:
             ruleset, timeouts_to_disable=self.settings.limits.check_timeouts_to_disable
         )
         self.metrics.bind_rules(ruleset.rules, ruleset.version)
+        if self.judge is not None:
+            self.judge.apply_rules(ruleset)
         self._mtimes = self._stat(ruleset.files)
         log.info(
             "loaded %d rules from %d files (version %s)",

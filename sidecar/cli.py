@@ -58,6 +58,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     replay.add_argument("--out", type=Path, help="write one verdict per event here (JSONL)")
     replay.add_argument("--config", type=Path, help="YAML settings file")
+    replay.add_argument(
+        "--judge",
+        action="store_true",
+        help="also score sampled events with the configured LLM judge (scores go into --out)",
+    )
 
     validate = sub.add_parser("validate", help="check rule files; exit 1 if any is invalid")
     validate.add_argument("paths", type=Path, nargs="+", help="rule files or directories")
@@ -103,7 +108,7 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         settings = load_settings(args.config, **({"rules": args.rules} if args.rules else {}))
         _setup_logging(settings, args.log_level or "WARNING")
-        return replay(settings, args.file, out=args.out)
+        return replay(settings, args.file, out=args.out, judge=args.judge)
     if cmd == "run":
         from .app import serve
 

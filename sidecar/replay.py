@@ -1,11 +1,20 @@
-"""``llm-sidecar replay``: the same pipeline over a JSONL file, without a broker."""
+"""``llm-sidecar replay``: the same pipeline over a JSONL file, without a broker.
+
+With ``--judge`` the configured LLM judge scores the sampled events too (sampling, budgets and
+concurrency as configured, but nothing is shed: replay waits for the judge), and the scores are
+written into the verdicts.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import sys
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import BinaryIO
+
+from prometheus_client import CollectorRegistry
 
 from .app import load_ruleset
 from .errors import ConfigError, RuleSetError
@@ -15,8 +24,30 @@ from .sources.file import read_batches
 
 __all__ = ["replay"]
 
+Progress = Callable[[int, int], None]
 
-def replay(settings: Settings, file: str, *, out: Path | None = None, batch_size: int = 500) -> int:
+
+def _progress_bar(width: int = 30) -> Progress:
+    def show(done: int, total: int) -> None:
+        filled = width * done // max(total, 1)
+        print(
+            f"\rjudging [{'#' * filled}{'.' * (width - filled)}] {done}/{total}",
+            end="\n" if done >= total else "",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    return show
+
+
+def replay(
+    settings: Settings,
+    file: str,
+    *,
+    out: Path | None = None,
+    batch_size: int = 500,
+    judge: bool = False,
+) -> int:
     """Check every event of ``file`` (``-`` for stdin); report malformed lines and go on."""
     try:
         ruleset = load_ruleset(settings)
@@ -24,6 +55,7 @@ def replay(settings: Settings, file: str, *, out: Path | None = None, batch_size
         raise ConfigError(f"the rules do not load:\n{exc}") from None
     pipeline = Pipeline(ruleset, timeouts_to_disable=settings.limits.check_timeouts_to_disable)
     tally = Tally()
+    judged = 0
     with ExitStack() as stack:
         stream: BinaryIO
         if file == "-":
@@ -34,6 +66,19 @@ def replay(settings: Settings, file: str, *, out: Path | None = None, batch_size
             except OSError as exc:
                 raise ConfigError(f"cannot read {file}: {exc.strerror}") from None
         sink = stack.enter_context(open(out, "wb")) if out is not None else None
+        service = None
+        runner = None
+        if judge:
+            from .judge.service import JudgeService
+
+            service = JudgeService(
+                settings.judge.model_copy(update={"enabled": True}), CollectorRegistry()
+            )
+            service.apply_rules(ruleset)
+            runner = stack.enter_context(asyncio.Runner())
+            runner.run(service.start())
+            stack.callback(lambda: runner.run(service.stop()) if runner else None)
+        progress = _progress_bar() if judge and sys.stderr.isatty() else None
         for batch in read_batches(stream, file, batch_size):
             verdicts, dead, stats = pipeline.process(
                 batch, max_event_bytes=settings.limits.max_event_bytes
@@ -41,8 +86,12 @@ def replay(settings: Settings, file: str, *, out: Path | None = None, batch_size
             for d in dead:
                 print(f"line {d.record.offset + 1}: skipped: {d.error}", file=sys.stderr)
             tally.add(pipeline.rules, stats, dead)
+            if service is not None and runner is not None:
+                judged += runner.run(service.judge_batch(verdicts, progress=progress))
             if sink is not None:
                 sink.write(b"".join(v.to_json() + b"\n" for v in verdicts))
     print(f"rules version {ruleset.version}")
     print(tally.format())
+    if judge:
+        print(f"judged: {judged} events")
     return 0

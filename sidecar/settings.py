@@ -21,9 +21,11 @@ from pydantic_settings import (
 )
 
 from .errors import ConfigError
+from .judge.config import JudgeSettings
 
 __all__ = [
     "HttpSettings",
+    "JudgeSettings",
     "KafkaSettings",
     "LabelSettings",
     "LimitSettings",
@@ -150,6 +152,7 @@ class Settings(BaseSettings):
     http: HttpSettings = HttpSettings()  # frozen, so sharing the default is safe
     limits: LimitSettings = LimitSettings()  # frozen, so sharing the default is safe
     labels: LabelSettings = LabelSettings()  # frozen, so sharing the default is safe
+    judge: JudgeSettings = JudgeSettings()  # frozen, so sharing the default is safe
 
     @classmethod
     def settings_customise_sources(

@@ -1,0 +1,104 @@
+"""The judge wired into replay (``--judge``) and into the running app."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+import orjson
+from prometheus_client import CollectorRegistry
+
+from sidecar.app import App
+from sidecar.settings import Settings
+from sidecar.sinks import Sink
+from sidecar.sources.file import FileSource
+from sidecar.testing import ScriptedJudge
+
+REPO = Path(__file__).resolve().parents[2]
+
+RAG = {
+    "id": "rag-1",
+    "task": "rag",
+    "prompt": "When did the Hubble telescope launch?",
+    "response": "The Hubble telescope launched in 1990.",
+    "contexts": ["The Hubble Space Telescope was launched into orbit in April 1990."],
+    "ground_truths": ["Hubble launched in 1990."],
+}
+
+
+async def test_replay_with_judge_writes_scores_into_verdicts(tmp_path: Path) -> None:
+    events = tmp_path / "e.jsonl"
+    events.write_bytes(
+        orjson.dumps(RAG) + b"\n" + orjson.dumps({"id": "chat-1", "response": "hi"}) + b"\n"
+    )
+    out = tmp_path / "v.jsonl"
+    async with ScriptedJudge() as judge:
+        env = {
+            **os.environ,
+            "LLM_SIDECAR_JUDGE__BASE_URL": judge.base_url,
+            "LLM_SIDECAR_JUDGE__SAMPLE_RATE": "1",
+            "LLM_SIDECAR_JUDGE__METRICS": '["faithfulness", "answer_relevance", "context_relevance"]',
+        }
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "sidecar",
+            "replay",
+            str(events),
+            "--judge",
+            "--out",
+            str(out),
+            "--rules",
+            str(REPO / "rules" / "default.yaml"),
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        stdout, stderr = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, stderr.decode()
+    assert "judged: 1 events" in stdout.decode()
+    verdicts = {v["id"]: v for v in map(orjson.loads, out.read_bytes().splitlines())}
+    rag = verdicts["rag-1"]["judge"]
+    assert set(rag) == {"faithfulness", "answer_relevance", "context_relevance"}
+    assert all(0.0 <= s <= 1.0 for s in rag.values())
+    # The chat event has no prompt and no contexts: none of the metrics applies to it.
+    assert verdicts["chat-1"]["judge"] == {}
+
+
+async def test_app_judges_in_the_background_and_reports_scores(tmp_path: Path) -> None:
+    events = tmp_path / "e.jsonl"
+    events.write_bytes(b"".join(orjson.dumps({**RAG, "id": f"rag-{i}"}) + b"\n" for i in range(20)))
+    received: list[tuple[str, dict[str, float], float]] = []
+    async with ScriptedJudge() as judge:
+        settings = Settings(
+            rules=[REPO / "rules" / "default.yaml"],
+            reload_interval_s=0,
+            judge={
+                "enabled": True,
+                "base_url": judge.base_url,
+                "sample_rate": 0.5,
+                "metrics": ["faithfulness"],
+            },
+        )
+        registry = CollectorRegistry()
+        app = App(
+            settings, source=FileSource(events), sink=Sink(), registry=registry, serve_http=False
+        )
+        app.score_listeners.append(lambda v, s, w: received.append((v.id, dict(s), w)))
+        async with app:
+            await app.run()
+            for _ in range(100):
+                if registry.get_sample_value("llm_sidecar_judge_queue_depth") == 0 and received:
+                    break
+                await asyncio.sleep(0.05)
+    assert received, "no event was judged"
+    assert all(set(s) == {"faithfulness"} for _, s, _ in received)
+    assert all(w >= 1.0 for _, _, w in received)
+    assert len(received) < 20  # sampled, not everything
+    ok = registry.get_sample_value(
+        "llm_sidecar_judge_requests_total", {"metric": "faithfulness", "outcome": "success"}
+    )
+    assert ok is not None
+    assert ok > 0
