@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Protocol, Self
 
 from prometheus_client import CollectorRegistry
 
@@ -37,7 +37,7 @@ from .settings import Settings
 from .sinks import KafkaSink, Sink
 from .sources.base import Record, Source
 
-__all__ = ["App", "rule_paths", "serve"]
+__all__ = ["App", "Service", "rule_paths", "serve"]
 
 log = logging.getLogger(__name__)
 
@@ -84,10 +84,16 @@ class App:
         self.registry = registry if registry is not None else CollectorRegistry()
         self.metrics = SidecarMetrics(self.registry, settings.labels)
         self.source = source if source is not None else default_source(settings)
+        judge_topic = settings.judge.topic if settings.judge.enabled else None
         if sink is None:
+            # The MQTT source has no Kafka to write to: dead letters are counted and logged.
             kafka = settings.source == "kafka"
             sink = (
-                KafkaSink(settings.kafka, dlq_max_bytes=settings.limits.dlq_max_bytes)
+                KafkaSink(
+                    settings.kafka,
+                    dlq_max_bytes=settings.limits.dlq_max_bytes,
+                    judge_topic=judge_topic,
+                )
                 if kafka
                 else Sink()
             )
@@ -100,9 +106,11 @@ class App:
         self.tally = Tally()
         self.listeners: list[VerdictListener] = []
         self.judge: JudgeService | None = None
+        self.publish_samples = judge_topic is not None
         if settings.judge.enabled:
             self.judge = JudgeService(settings.judge, self.registry, on_scores=self._on_scores)
-            self.listeners.append(self.judge.submit)
+            if not self.publish_samples:
+                self.listeners.append(self.judge.submit)
         self.score_listeners: list[ScoreCallback] = []
         self.pipeline: Pipeline | None = None
         self._reload_now = asyncio.Event()
@@ -201,19 +209,27 @@ class App:
         self._observe_age(verdicts, batch)
         for listener in self.listeners:
             listener(verdicts)
-        await self._write(dead, verdicts)
+        # Scale-out mode: sampled events go to the judge topic before the commit, so a crash
+        # loses no sampled work.
+        sampled = self.judge.select(verdicts) if self.publish_samples and self.judge else []
+        await self._write(dead, verdicts, sampled)
         await self.source.ack(batch)
         m.batch_seconds.observe(time.perf_counter() - started)
         for (topic, partition), lag in self.source.lag().items():
             m.lag.labels(topic, str(partition)).set(lag)
         return verdicts
 
-    async def _write(self, dead: Sequence[DeadLetter], verdicts: Sequence[Verdict]) -> None:
+    async def _write(
+        self,
+        dead: Sequence[DeadLetter],
+        verdicts: Sequence[Verdict],
+        sampled: Sequence[tuple[Verdict, float]] = (),
+    ) -> None:
         """Write until the broker acknowledges: an unwritten dead letter must not be committed."""
         delay = 0.1
         while True:
             try:
-                await self.sink.write(dead, verdicts)
+                await self.sink.write(dead, verdicts, sampled)
                 return
             except SourceError as exc:
                 self.metrics.dlq_write_failures.inc()
@@ -320,7 +336,17 @@ class App:
         return self._started and not self._stopping and await self.source.ready()
 
 
-async def serve(settings: Settings, *, app: App | None = None) -> int:
+class Service(Protocol):
+    """What :func:`serve` runs: the check path (:class:`App`) or a judge worker."""
+
+    async def start(self) -> None: ...
+    async def run(self) -> None: ...
+    async def stop(self) -> None: ...
+    def request_stop(self) -> None: ...
+    def request_reload(self) -> None: ...
+
+
+async def serve(settings: Settings, *, app: Service | None = None) -> int:
     """Run until SIGTERM/SIGINT, then drain within the deadline and exit 0.
 
     A second signal exits at once (status 130) without committing.

@@ -64,6 +64,11 @@ def _parser() -> argparse.ArgumentParser:
         help="also score sampled events with the configured LLM judge (scores go into --out)",
     )
 
+    judge = sub.add_parser(
+        "judge", help="judge worker: consume the judge topic (scale-out mode) and score events"
+    )
+    judge.add_argument("--config", type=Path, help="YAML settings file (environment overrides it)")
+
     validate = sub.add_parser("validate", help="check rule files; exit 1 if any is invalid")
     validate.add_argument("paths", type=Path, nargs="+", help="rule files or directories")
     validate.add_argument(
@@ -115,6 +120,15 @@ def _dispatch(args: argparse.Namespace) -> int:
         settings = load_settings(args.config)
         _setup_logging(settings, args.log_level)
         return asyncio.run(serve(settings))
+    if cmd == "judge":
+        from .app import serve
+        from .judge.worker import JudgeWorker
+
+        settings = load_settings(args.config)
+        _setup_logging(settings, args.log_level)
+        if not settings.judge.topic:
+            raise ConfigError("llm-sidecar judge needs judge.topic (LLM_SIDECAR_JUDGE__TOPIC)")
+        return asyncio.run(serve(settings, app=JudgeWorker(settings)))
     if cmd == "demo":
         from .demo import demo
 

@@ -19,7 +19,15 @@ from .pipeline import DeadLetter, Verdict
 from .settings import KafkaSettings
 from .sources.kafka import client_options
 
-__all__ = ["DeadLetter", "KafkaSink", "NullSink", "Sink", "dlq_headers"]
+__all__ = [
+    "WEIGHT_HEADER",
+    "DeadLetter",
+    "KafkaSink",
+    "NullSink",
+    "Sink",
+    "dlq_headers",
+    "judge_record",
+]
 
 log = logging.getLogger(__name__)
 
@@ -50,26 +58,47 @@ class Sink:
     async def stop(self) -> None:
         return None
 
-    async def write(self, dead: Sequence[DeadLetter], verdicts: Sequence[Verdict]) -> None:
+    async def write(
+        self,
+        dead: Sequence[DeadLetter],
+        verdicts: Sequence[Verdict],
+        sampled: Sequence[tuple[Verdict, float]] = (),
+    ) -> None:
         return None
 
 
 NullSink = Sink
+
+WEIGHT_HEADER = HEADER_PREFIX + "weight"
+
+
+def judge_record(verdict: Verdict, weight: float) -> tuple[bytes, list[tuple[str, bytes]]]:
+    """A sampled event for the judge topic: the event in wire format, its weight in a header."""
+    value = verdict.event.model_dump_json(exclude_none=True).encode()
+    return value, [(WEIGHT_HEADER, repr(weight).encode())]
 
 
 class KafkaSink(Sink):
     """Dead letters and (optionally) verdicts to Kafka topics."""
 
     def __init__(
-        self, cfg: KafkaSettings, *, dlq_max_bytes: int, send_timeout_s: float = 30.0
+        self,
+        cfg: KafkaSettings,
+        *,
+        dlq_max_bytes: int,
+        judge_topic: str | None = None,
+        send_timeout_s: float = 30.0,
     ) -> None:
         self.cfg = cfg
+        self.judge_topic = judge_topic
         self.dlq_max_bytes = dlq_max_bytes
         self.send_timeout_s = send_timeout_s
         self._producer: AIOKafkaProducer | None = None
 
     async def start(self) -> None:
-        if self._producer is not None or not (self.cfg.dlq_topic or self.cfg.verdict_topic):
+        if self._producer is not None or not (
+            self.cfg.dlq_topic or self.cfg.verdict_topic or self.judge_topic
+        ):
             return
         producer = AIOKafkaProducer(
             acks="all",
@@ -91,7 +120,12 @@ class KafkaSink(Sink):
         if producer is not None:
             await producer.stop()
 
-    async def write(self, dead: Sequence[DeadLetter], verdicts: Sequence[Verdict]) -> None:
+    async def write(
+        self,
+        dead: Sequence[DeadLetter],
+        verdicts: Sequence[Verdict],
+        sampled: Sequence[tuple[Verdict, float]] = (),
+    ) -> None:
         producer = self._producer
         if producer is None:
             return
@@ -114,6 +148,14 @@ class KafkaSink(Sink):
                     futures.append(
                         await producer.send(
                             self.cfg.verdict_topic, value=v.to_json(), key=v.id.encode()
+                        )
+                    )
+            if self.judge_topic:
+                for v, weight in sampled:
+                    value, headers = judge_record(v, weight)
+                    futures.append(
+                        await producer.send(
+                            self.judge_topic, value=value, key=v.id.encode(), headers=headers
                         )
                     )
             if futures:

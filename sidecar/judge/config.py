@@ -120,6 +120,13 @@ class JudgeSettings(_Section):
     cache_size: int = Field(10_000, ge=0)
     cache_ttl_s: float = Field(3600.0, gt=0)
 
+    # -- scale-out mode --------------------------------------------------------------------
+    topic: str | None = None
+    """If set, the check path publishes sampled events to this Kafka topic instead of judging
+    them itself, and ``llm-sidecar judge`` workers consume it (committing after judging)."""
+    group_id: str | None = None
+    """Consumer group of the judge workers; default: the check path's group + ``-judge``."""
+
     # -- sampling --------------------------------------------------------------------------
     sample_rate: float = Field(0.01, ge=0.0, le=1.0)
     route_rates: dict[str, float] = Field(default_factory=dict)

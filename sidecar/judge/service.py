@@ -464,6 +464,23 @@ class JudgeService:
 
     # -- judging ---------------------------------------------------------------------------
 
+    def select(self, verdicts: Sequence[Verdict]) -> list[tuple[Verdict, float]]:
+        """Sample without queueing: the chosen events and their weights.
+
+        Used in scale-out mode, where the chosen events are published to the judge topic and
+        judged by ``llm-sidecar judge`` workers; the budgets are theirs to keep.
+        """
+        chosen = []
+        for verdict in verdicts:
+            decision = self.sampler.decide(verdict, check_budgets=False)
+            if not decision.take:
+                continue
+            if applicable(verdict.event, self._metrics):
+                chosen.append((verdict, decision.weight))
+            else:
+                self.sampler.reject(decision, "not_applicable")
+        return chosen
+
     async def judge_batch(
         self,
         verdicts: Sequence[Verdict],
@@ -476,16 +493,17 @@ class JudgeService:
         are paced to the request budget, concurrency is capped, and the token budget does not
         apply. Returns how many events were judged; ``progress(done, total)`` follows along.
         """
-        jobs = []
-        for verdict in verdicts:
-            decision = self.sampler.decide(verdict, check_budgets=False)
-            if not decision.take:
-                continue
-            metrics = applicable(verdict.event, self._metrics)
-            if metrics:
-                jobs.append(_Job(verdict, metrics, decision.weight))
-            else:
-                self.sampler.reject(decision, "not_applicable")
+        return await self.judge_now(self.select(verdicts), progress=progress)
+
+    async def judge_now(
+        self,
+        chosen: Sequence[tuple[Verdict, float]],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
+        """Judge already-sampled events with capped concurrency and wait for all of them."""
+        jobs = [_Job(v, applicable(v.event, self._metrics), w) for v, w in chosen]
+        jobs = [j for j in jobs if j.metrics]
         if not jobs:
             return 0
         gate = asyncio.Semaphore(self.settings.concurrency)
