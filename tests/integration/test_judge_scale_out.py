@@ -14,7 +14,7 @@ from sidecar.embedded import EmbeddedBroker
 from sidecar.judge.worker import JudgeWorker
 from sidecar.settings import Settings
 from sidecar.testing import ScriptedJudge
-from tests.conftest import REPO, kafka_settings, produce, read_topic
+from tests.conftest import kafka_settings, produce, read_topic
 from tests.integration.test_kafka import committed_offsets, wait_for
 
 pytestmark = pytest.mark.integration
