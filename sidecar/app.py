@@ -20,6 +20,7 @@ import logging
 import os
 import signal
 import time
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -112,6 +113,8 @@ class App:
             if not self.publish_samples:
                 self.listeners.append(self.judge.submit)
         self.score_listeners: list[ScoreCallback] = []
+        # Judged verdicts waiting to go to the verdict topic with the next batch's writes.
+        self._judged: deque[Verdict] = deque(maxlen=10_000)
         self.pipeline: Pipeline | None = None
         self._reload_now = asyncio.Event()
         self._reload_task: asyncio.Task[None] | None = None
@@ -212,7 +215,8 @@ class App:
         # Scale-out mode: sampled events go to the judge topic before the commit, so a crash
         # loses no sampled work.
         sampled = self.judge.select(verdicts) if self.publish_samples and self.judge else []
-        await self._write(dead, verdicts, sampled)
+        judged = [self._judged.popleft() for _ in range(len(self._judged))]
+        await self._write(dead, [*verdicts, *judged] if judged else verdicts, sampled)
         await self.source.ack(batch)
         m.batch_seconds.observe(time.perf_counter() - started)
         for (topic, partition), lag in self.source.lag().items():
@@ -253,6 +257,8 @@ class App:
             self.metrics.event_age.observe(max(0.0, now - oldest))
 
     def _on_scores(self, verdict: Verdict, scores: Mapping[str, float], weight: float) -> None:
+        if self.settings.kafka.verdict_topic:
+            self._judged.append(verdict)  # the verdict again, now with its judge scores
         for listener in self.score_listeners:
             listener(verdict, scores, weight)
 

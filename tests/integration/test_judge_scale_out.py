@@ -99,3 +99,30 @@ async def test_sampled_events_reach_workers_and_survive_a_worker_crash(
         await wait_for(lambda: worker.source.commit_successes > 0)
         committed = await committed_offsets(broker.bootstrap_servers, group, judge_topic, 2)
         assert sum(c or 0 for c in committed.values()) == n
+
+
+async def test_in_process_judge_scores_follow_on_the_verdict_topic(
+    broker: EmbeddedBroker, topic_factory: Any, running: Any
+) -> None:
+    events_topic = await topic_factory()
+    verdicts_topic = await topic_factory(prefix="verdicts")
+    async with ScriptedJudge() as judge:
+        base = kafka_settings(
+            broker.bootstrap_servers, events_topic, kafka={"verdict_topic": verdicts_topic}
+        )
+        settings = judge_settings(base, judge.base_url, topic=None)
+        app = App(settings, registry=CollectorRegistry(), serve_http=False)
+        await running(app)
+        await produce(broker.bootstrap_servers, events_topic, [rag(i) for i in range(10)])
+        await wait_for(lambda: app.tally.events >= 10)
+        await wait_for(lambda: len(app._judged) == 10)
+        # Judged verdicts leave with the next batch's writes.
+        await produce(broker.bootstrap_servers, events_topic, [rag(100)])
+        records = await read_topic(broker.bootstrap_servers, verdicts_topic, expect=21)
+    docs = [orjson.loads(r.value) for r in records]
+    first = [d for d in docs if not d["judge"]]
+    judged = [d for d in docs if d["judge"]]
+    assert len(first) == 11
+    assert sorted(d["id"] for d in judged) == [f"rag-{i:04d}" for i in range(10)]
+    assert all(0 <= d["judge"]["faithfulness"] <= 1 for d in judged)
+    assert all(d["checks"] for d in judged)  # the whole verdict again, with its scores
