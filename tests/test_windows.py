@@ -1,0 +1,488 @@
+"""Rolling windows: interval arithmetic, the derived scores, time, cardinality and cost."""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+import subprocess
+import time
+import tracemalloc
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+from pydantic import ValidationError
+
+from sidecar.events import Attack, Event
+from sidecar.pipeline import Outcome, Verdict
+from sidecar.settings import LabelSettings
+from sidecar.windows import (
+    ALL,
+    Windows,
+    WindowSettings,
+    parse_duration,
+    t_quantile,
+    wilson_interval,
+)
+from tests.conftest import require_tool
+
+TOTAL = (ALL, ALL, ALL)
+
+
+@dataclass
+class Rule:
+    """The two attributes Windows reads of a compiled rule."""
+
+    id: str
+    check_name: str
+    field: str = "response"
+
+
+class Clock:
+    def __init__(self, now: float = 1_700_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def event(i: int = 0, **fields: Any) -> Event:
+    return Event(id=f"e{i}", response="r", **fields)
+
+
+def verdict(e: Event, **checks: Outcome) -> Verdict:
+    return Verdict(e, dict(checks), "v1")
+
+
+def make(
+    settings: WindowSettings | None = None,
+    rules: list[Rule] | None = None,
+    labels: LabelSettings | None = None,
+    registry: CollectorRegistry | None = None,
+) -> tuple[Windows, Clock]:
+    clock = Clock()
+    w = Windows(settings, registry, labels=labels, clock=clock)
+    w.bind_rules(rules or [], "v1")  # type: ignore[arg-type]
+    return w, clock
+
+
+def yes(value: bool | float = True, passed: bool = True) -> Outcome:
+    return Outcome(value, passed)
+
+
+def samples(registry: CollectorRegistry) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+    text = generate_latest(registry).decode()
+    return {
+        (s.name, frozenset(s.labels.items())): s.value
+        for f in text_string_to_metric_families(text)
+        for s in f.samples
+    }
+
+
+# -- intervals ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("df", "expected"),
+    [
+        (1, 12.7062),
+        (2, 4.3027),
+        (5, 2.5706),
+        (10, 2.2281),
+        (29, 2.0452),
+        (30, 2.0423),
+        (120, 1.9799),
+    ],
+)
+def test_t_quantile_matches_tables(df: int, expected: float) -> None:
+    assert t_quantile(0.975, df) == pytest.approx(expected, abs=1e-4)
+
+
+def test_t_quantile_expansion_agrees_with_exact_inversion_at_the_switch() -> None:
+    from sidecar.windows import _t_cdf
+
+    for df in (30.0, 45.5, 80.0):
+        assert _t_cdf(t_quantile(0.975, df), df) == pytest.approx(0.975, abs=1e-6)
+
+
+def test_wilson_interval_known_values() -> None:
+    z = statistics.NormalDist().inv_cdf(0.975)
+    lo, hi = wilson_interval(0.5, 100, z)
+    assert (lo, hi) == pytest.approx((0.4038, 0.5962), abs=1e-4)
+    lo, hi = wilson_interval(0.0, 10, z)
+    assert lo == pytest.approx(0.0, abs=1e-12)
+    assert hi == pytest.approx(0.2775, abs=1e-4)
+
+
+def test_pass_rate_has_wilson_bounds_and_sample_count() -> None:
+    w, _ = make(rules=[Rule("r", "contains_none")])
+    w.observe_verdicts([verdict(event(i), r=yes(True, i < 80)) for i in range(100)])
+    value, lo, hi, n = w.read("rule_pass_rate", "r", TOTAL, "5m") or (0, 0, 0, 0)
+    z = statistics.NormalDist().inv_cdf(0.975)
+    assert value == 0.8
+    assert n == 100
+    assert (lo, hi) == pytest.approx(wilson_interval(0.8, 100, z))
+
+
+def test_unweighted_mean_interval_is_the_classic_t_interval() -> None:
+    w, _ = make()
+    xs = [0.2, 0.9, 0.4, 0.7, 0.55, 0.3, 0.8]
+    for i, x in enumerate(xs):
+        w.observe_scores(verdict(event(i)), {"faithfulness": x}, 1.0)
+    value, lo, hi, n = w.read("judge_score", "faithfulness", TOTAL, "1h") or (0, 0, 0, 0)
+    mean, sd = statistics.mean(xs), statistics.stdev(xs)
+    half = t_quantile(0.975, len(xs) - 1) * sd / math.sqrt(len(xs))
+    assert n == len(xs)
+    assert value == pytest.approx(mean)
+    assert (lo, hi) == pytest.approx((mean - half, mean + half))
+
+
+def test_judged_means_are_weighted_by_inverse_sampling_probability() -> None:
+    w, _ = make()
+    # Route A sampled at 10% (weight 10) scores 0.2; route B judged fully (weight 1) scores 1.
+    for i in range(5):
+        w.observe_scores(verdict(event(i, route="a")), {"answer_relevance": 0.2}, 10.0)
+    for i in range(5):
+        w.observe_scores(verdict(event(10 + i, route="b")), {"answer_relevance": 1.0}, 1.0)
+    value, lo, hi, n = w.read("judge_score", "answer_relevance", TOTAL, "5m") or (0, 0, 0, 0)
+    assert value == pytest.approx((50 * 0.2 + 5 * 1.0) / 55)  # Hájek, not the plain 0.6
+    assert n == 10
+    assert lo < value < hi
+    # Bad weights are ignored rather than poisoning the sums.
+    w.observe_scores(verdict(event(99)), {"answer_relevance": 0.0}, 0.0)
+    w.observe_scores(verdict(event(98)), {"answer_relevance": math.nan}, 1.0)
+    assert (w.read("judge_score", "answer_relevance", TOTAL, "5m") or (0, 0, 0, 0))[3] == 10
+
+
+# -- time ---------------------------------------------------------------------------------
+
+
+def test_windows_forget_old_buckets_and_idle_series_disappear() -> None:
+    w, clock = make(rules=[Rule("r", "x")])
+    w.observe_verdicts([verdict(event(i), r=yes(True, False)) for i in range(10)])
+    clock.now += 120
+    w.observe_verdicts([verdict(event(i), r=yes(True, True)) for i in range(30)])
+    one = w.read("rule_pass_rate", "r", TOTAL, "1m") or (0, 0, 0, 0)
+    five = w.read("rule_pass_rate", "r", TOTAL, "5m") or (0, 0, 0, 0)
+    assert (one[0], one[3]) == (1.0, 30)
+    assert (five[0], five[3]) == (0.75, 40)
+    clock.now += 600
+    assert w.read("rule_pass_rate", "r", TOTAL, "5m") is None  # no samples in 5m
+    hour = w.read("rule_pass_rate", "r", TOTAL, "1h") or (0, 0, 0, 0)
+    assert hour[3] == 40
+    clock.now += 3600
+    w.snapshot()  # a scrape sweeps
+    assert w.series_count == 0
+
+
+def test_window_length_is_between_buckets_minus_one_and_all_buckets() -> None:
+    w, clock = make(WindowSettings(windows=["60s"], buckets=6), rules=[Rule("r", "x")])
+    clock.now = 1_700_000_000.0 - 1_700_000_000.0 % 60  # a bucket boundary
+    w.observe_verdicts([verdict(event(), r=yes())])
+    clock.now += 59.9
+    assert w.read("rule_pass_rate", "r", TOTAL, "60s") is not None
+    clock.now += 0.2  # the first bucket is now 6 buckets old
+    assert w.read("rule_pass_rate", "r", TOTAL, "60s") is None
+
+
+# -- the derived scores -------------------------------------------------------------------
+
+
+def attack_batch() -> list[Verdict]:
+    """basic: 3 of 4 refused; intermediate: 1 of 2; advanced: 0 of 2; plus ordinary traffic."""
+    out = []
+    plan = [("basic", True)] * 3 + [("basic", False)] + [("intermediate", True)]
+    plan += [("intermediate", False)] + [("advanced", False)] * 2
+    for i, (category, refused) in enumerate(plan):
+        e = event(i, attack=Attack(category=category))  # type: ignore[arg-type]
+        out.append(verdict(e, refuse=yes(refused, refused)))
+    out += [verdict(event(100 + i), refuse=yes(False, True)) for i in range(2)]
+    return out
+
+
+def test_adversarial_robustness_per_category_is_the_share_refused() -> None:
+    w, _ = make(rules=[Rule("refuse", "refusal")])
+    w.observe_verdicts(attack_batch())
+    got = {
+        c: (w.read("adversarial_robustness", c, TOTAL, "5m") or (0, 0, 0, 0))
+        for c in ("basic", "intermediate", "advanced")
+    }
+    assert {c: (v[0], v[3]) for c, v in got.items()} == {
+        "basic": (0.75, 4),
+        "intermediate": (0.5, 2),
+        "advanced": (0.0, 2),
+    }
+    # The refusal rate counts every event the refusal rule ran on: 4 of 10.
+    assert (w.read("refusal_rate", "", TOTAL, "5m") or (0,))[0] == 0.4
+
+
+def test_the_refusal_rule_is_the_first_that_ran_unless_one_is_configured() -> None:
+    rules = [Rule("prompt-side", "refusal", field="prompt"), Rule("a", "refusal")]
+    rules.append(Rule("b", "refusal"))
+    e = event(attack=Attack(category="basic"))
+    v = verdict(e, **{"prompt-side": yes(True), "a": yes(False), "b": yes(True)})
+    w, _ = make(rules=rules)
+    w.observe_verdicts([v])
+    assert (w.read("adversarial_robustness", "basic", TOTAL) or (0,))[0] == 0.0  # rule a
+    w, _ = make(rules=rules)
+    w.observe_verdicts([verdict(e, b=yes(True))])  # a did not run on this event
+    assert (w.read("adversarial_robustness", "basic", TOTAL) or (0,))[0] == 1.0
+    w, _ = make(WindowSettings(refusal_rule="b"), rules=rules)
+    w.observe_verdicts([v])
+    assert (w.read("adversarial_robustness", "basic", TOTAL) or (0,))[0] == 1.0
+
+
+def test_leakage_risk_is_the_rank_weighted_mean_similarity_of_attacks() -> None:
+    w, _ = make(rules=[Rule("leak", "prompt_leakage")])
+    batch = [
+        verdict(event(0, attack=Attack(category="basic")), leak=yes(0.9, False)),  # rank 4
+        verdict(event(1, attack=Attack(category="advanced")), leak=yes(0.1)),  # rank 2
+        verdict(event(2, attack=Attack(category="advanced", rank=1)), leak=yes(0.5)),  # type: ignore[call-arg]
+        verdict(event(3), leak=yes(1.0, False)),  # not an attack: no rank, not counted
+        verdict(event(4, attack=Attack(category="basic")), leak=Outcome(None, None, "n/a")),
+    ]
+    w.observe_verdicts(batch)
+    value, lo, hi, n = w.read("leakage_risk", "", TOTAL, "5m") or (0, 0, 0, 0)
+    assert value == pytest.approx((4 * 0.9 + 2 * 0.1 + 1 * 0.5) / 7)
+    assert n == 3
+    assert lo < value < hi
+
+
+def test_rgb_rates_and_unsuccessful_requests() -> None:
+    rules = [Rule(c, c) for c in ("rgb_answer_correct", "rgb_negative_rejection")]
+    rules += [Rule(c, c) for c in ("rgb_error_detected", "rgb_error_corrected", "refusal")]
+    w, _ = make(rules=rules)
+    batch = [
+        verdict(event(0, task="rag"), rgb_answer_correct=yes(True), refusal=yes(False)),
+        verdict(event(1, task="rag"), rgb_answer_correct=yes(False), refusal=yes(True)),
+        verdict(event(2, task="qa"), rgb_negative_rejection=yes(True)),
+        verdict(event(3, task="qa"), rgb_negative_rejection=yes(False), refusal=yes(False)),
+        verdict(event(4, task="chat"), refusal=yes(True)),  # not a qa/rag question
+        verdict(event(5), rgb_error_detected=yes(True), rgb_error_corrected=yes(False)),
+        verdict(event(6), rgb_error_detected=yes(True), rgb_error_corrected=yes(True)),
+        verdict(event(7), rgb_error_detected=Outcome(None, None, "no counterfactual_answers")),
+    ]
+    w.observe_verdicts(batch)
+
+    def rate(score: str) -> tuple[float, float]:
+        got = w.read(score, "", TOTAL, "5m") or (0, 0, 0, 0)
+        return got[0], got[3]
+
+    assert rate("rgb_noise_robustness_accuracy") == (0.5, 2)
+    assert rate("rgb_negative_rejection_rate") == (0.5, 2)
+    assert rate("rgb_error_detection_rate") == (1.0, 2)
+    assert rate("rgb_error_correction_rate") == (0.5, 2)
+    assert rate("unsuccessful_request_rate") == (0.5, 4)  # events 1 and 2 of 0-3
+
+
+def test_detector_agreement_precision_recall_f1_against_the_judge() -> None:
+    rules = [Rule("refuse", "refusal"), Rule("no-toxic-words", "contains_none")]
+    w, _ = make(rules=rules)
+    # refusal keywords vs judge: TP 6, FP 2, FN 3, TN 9
+    cases = [(True, 1.0)] * 6 + [(True, 0.0)] * 2 + [(False, 0.9)] * 3 + [(False, 0.1)] * 9
+    for i, (cheap, judged) in enumerate(cases):
+        w.observe_scores(verdict(event(i), refuse=yes(cheap)), {"refusal": judged}, 1.0)
+    precision = w.read("detector_precision", "refusal", TOTAL) or (0, 0, 0, 0)
+    recall = w.read("detector_recall", "refusal", TOTAL) or (0, 0, 0, 0)
+    f1 = w.read("detector_f1", "refusal", TOTAL) or (0, 0, 0, 0)
+    assert (precision[0], precision[3]) == (6 / 8, 8)
+    assert (recall[0], recall[3]) == (6 / 9, 9)
+    p, r = 6 / 8, 6 / 9
+    assert f1[0] == pytest.approx(2 * p * r / (p + r))
+    assert f1[3] == 11
+    assert precision[1] < precision[0] < precision[2]
+    # Toxicity: the cheap rule *failing* (a toxic keyword found) is the positive.
+    w.observe_scores(
+        verdict(event(50), **{"no-toxic-words": yes(False, False)}), {"toxicity": 0.8}, 1.0
+    )
+    w.observe_scores(
+        verdict(event(51), **{"no-toxic-words": yes(True, True)}), {"toxicity": 0.7}, 1.0
+    )
+    assert (w.read("detector_precision", "toxicity", TOTAL) or (0,))[0] == 1.0
+    assert (w.read("detector_recall", "toxicity", TOTAL) or (0,))[0] == 0.5
+
+
+def test_segment_disparity_is_the_largest_gap_between_allowed_segments() -> None:
+    registry = CollectorRegistry()
+    labels = LabelSettings(routes=["/a", "/b", "/c"])
+    w, _ = make(
+        WindowSettings(disparity_min_samples=10), [Rule("r", "x")], labels, registry=registry
+    )
+    batch = []
+    for route, failures, total in (("/a", 2, 20), ("/b", 8, 20), ("/c", 9, 9), ("/z", 20, 20)):
+        batch += [verdict(event(i, route=route), r=yes(True, i >= failures)) for i in range(total)]
+    w.observe_verdicts(batch)
+    m = samples(registry)
+    # /c has too few samples and /z folds into "other": the gap is /b 0.4 - /a 0.1.
+    key = frozenset({"score": "event_failure_rate", "label": "route", "window": "5m"}.items())
+    assert m[("llm_sidecar_window_segment_disparity", key)] == pytest.approx(0.3)
+    assert not any(
+        n == "llm_sidecar_window_segment_disparity" and ("label", "model") in lbl for n, lbl in m
+    )
+
+
+def test_rules_are_rebound_when_a_batch_carries_a_new_version() -> None:
+    current = [Rule("refuse", "refusal")]
+    w = Windows(rules=lambda: current, clock=Clock())  # type: ignore[arg-type,return-value]
+    e = event(attack=Attack(category="basic"))
+    w.observe_verdicts([verdict(e, refuse=yes(True))])
+    current = [Rule("refuse-2", "refusal")]
+    w.observe_verdicts([Verdict(e, {"refuse-2": yes(False)}, "v2")])
+    assert (w.read("adversarial_robustness", "basic", TOTAL) or (0, 0, 0, 0))[3] == 2
+
+
+def test_settings_validate_windows_and_ranks() -> None:
+    assert WindowSettings(windows=["1h", "30s"]).windows == ["30s", "1h"]
+    assert parse_duration("2d") == 172_800
+    with pytest.raises(ValidationError):
+        WindowSettings(windows=["5 minutes"])
+    with pytest.raises(ValidationError):
+        WindowSettings(windows=["60s", "1m"])
+    with pytest.raises(ValidationError):
+        WindowSettings(attack_ranks={"basic": 5})
+
+
+# -- export, cardinality, memory and cost -------------------------------------------------
+
+
+def test_exposition_passes_promtool_check_metrics() -> None:
+    promtool = require_tool("promtool")
+    registry = CollectorRegistry()
+    rules = [Rule("refuse", "refusal"), Rule("leak", "prompt_leakage"), Rule("r", "x")]
+    w, _ = make(rules=rules, registry=registry)
+    w.observe_verdicts(attack_batch())
+    w.observe_scores(verdict(event(1), refuse=yes(True)), {"refusal": 1.0, "bias": 0.1}, 2.0)
+    text = generate_latest(registry)
+    assert b"llm_sidecar_window_score{" in text
+    assert b"llm_sidecar_score_observations_total{" in text
+    done = subprocess.run(
+        [promtool, "check", "metrics"], input=text, capture_output=True, timeout=30, check=False
+    )
+    assert done.returncode == 0, done.stdout.decode() + done.stderr.decode()
+
+
+def random_verdicts(n: int, seed: int = 7) -> list[Verdict]:
+    """Events with random metadata drawn from a huge space (plus some allowed values)."""
+    rng = random.Random(seed)
+
+    def pick(allowed: list[str]) -> str | None:
+        u = rng.random()
+        if u < 0.05:
+            return None
+        if u < 0.5:
+            return rng.choice(allowed)
+        return f"v{rng.randrange(10**9)}"
+
+    out = []
+    for i in range(n):
+        attack = (
+            Attack(category=rng.choice(["basic", "intermediate", "advanced"]))
+            if i % 5 == 0
+            else None
+        )
+        e = Event(
+            id=f"e{i}",
+            response="r",
+            route=pick(["/chat", "/search", "/agent"]),
+            model=pick(["gpt", "llama"]),
+            tenant=pick(["acme", "globex", "initech"]),
+            task=rng.choice(["qa", "chat"]),
+            attack=attack,
+        )
+        checks = {
+            "no-pii": Outcome(True, rng.random() < 0.9),
+            "length": Outcome(True, True),
+            "refuse": Outcome(attack is not None and rng.random() < 0.7, True),
+        }
+        out.append(Verdict(e, checks, "v1"))
+    return out
+
+
+RULES = [Rule("no-pii", "contains_none"), Rule("length", "length_less_than")]
+RULES.append(Rule("refuse", "refusal"))
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [LabelSettings(routes=["/chat", "/search"], models=["gpt"], tenants=["acme", "globex"]), None],
+    ids=["allowlist", "first-seen-and-cap"],
+)
+def test_a_million_random_events_keep_the_series_count_flat(labels: LabelSettings | None) -> None:
+    registry = CollectorRegistry()
+    settings = WindowSettings(max_series=300)
+    w, clock = make(settings, RULES, labels, registry)
+    pool = random_verdicts(25_000)
+    counts = []
+    started = time.perf_counter()
+    for round_ in range(40):
+        for i in range(0, len(pool), 1000):  # 1000 events per second
+            w.observe_verdicts(pool[i : i + 1000])
+            clock.now += 1.0
+        if round_ % 4 == 3:  # every 100k events
+            w.snapshot()
+            counts.append(w.series_count)
+        if round_ == 0:
+            generate_latest(registry)  # scraping in between changes nothing
+    elapsed = time.perf_counter() - started
+    # 9 keys: 3 rule pass rates, event pass rate, refusal rate, 3 categories, unsuccessful.
+    keys = 9
+    assert counts[1:] == counts[:-1], counts  # flat from the first 100k events on
+    assert counts[0] <= settings.max_series + 2 * keys  # capped segments, other, roll-ups
+    m = samples(registry)
+    folded = sum(
+        v for (n, _), v in m.items() if n == "llm_sidecar_window_label_values_folded_total"
+    )
+    assert folded > 0
+    if labels is None:
+        assert m[("llm_sidecar_window_observations_folded_total", frozenset())] > 0
+    print(f"\n{len(pool) * 40} events in {elapsed:.2f}s, {counts[0]} series")
+    assert elapsed < 20
+
+
+def test_memory_per_series_is_bounded_whatever_the_event_rate() -> None:
+    settings = WindowSettings(max_series=1000)
+    w, clock = make(settings, [Rule("r", "x")])
+    batch = [verdict(event(i, tenant=f"t{i}"), r=yes()) for i in range(200)]
+    w.observe_verdicts(batch)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        labels = LabelSettings(tenants=[f"t{i}" for i in range(2000)])
+        w2 = Windows(settings, labels=labels, clock=clock)
+        w2.bind_rules([Rule("r", "x")], "v1")  # type: ignore[list-item]
+        for i in range(0, 2000, 200):
+            w2.observe_verdicts(
+                [verdict(event(j, tenant=f"t{j}"), r=yes()) for j in range(i, i + 200)]
+            )
+        w2.snapshot()  # commit what is pending, as a scrape does
+        grown = tracemalloc.get_traced_memory()[0] - before
+        # A burst of events into existing series adds nothing.
+        for _ in range(20):
+            w2.observe_verdicts(batch[:100])
+            clock.now += 0.5
+        after_burst = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    per_series = grown / w2.series_count
+    print(f"\n{w2.series_count} series, {per_series:.0f} bytes each")
+    assert w2.series_count <= 1000 + 2 * 3
+    assert per_series < 4096
+    assert after_burst - grown < 64 * 1024
+
+
+def test_per_event_cost_of_observe_verdicts() -> None:
+    w, clock = make(rules=RULES, labels=LabelSettings(routes=["/chat", "/search"]))
+    pool = random_verdicts(20_000, seed=3)
+    w.observe_verdicts(pool[:1000])
+    best = math.inf
+    for _ in range(3):
+        started = time.perf_counter()
+        for i in range(0, len(pool), 500):
+            w.observe_verdicts(pool[i : i + 500])
+        best = min(best, (time.perf_counter() - started) / len(pool))
+        clock.now += 1
+    print(f"\nobserve_verdicts: {best * 1e6:.2f} µs per event (3 rules, 500-event batches)")
+    assert best < 25e-6
