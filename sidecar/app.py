@@ -28,6 +28,7 @@ from typing import Protocol, Self
 
 from prometheus_client import CollectorRegistry
 
+from .api import CheckApi
 from .errors import ConfigError, RuleSetError, SourceError
 from .judge.service import JudgeService, ScoreCallback
 from .metrics import SidecarMetrics
@@ -104,6 +105,13 @@ class App:
             if serve_http
             else None
         )
+        if self.http is not None and settings.api.enabled:
+            CheckApi(
+                settings.api,
+                lambda: self.pipeline,
+                self.registry,
+                max_event_bytes=settings.limits.max_event_bytes,
+            ).install(self.http.app)
         self.tally = Tally()
         self.listeners: list[VerdictListener] = []
         self.judge: JudgeService | None = None

@@ -38,7 +38,8 @@ class HttpServer:
         self.registry = registry
         self._healthy = healthy
         self._ready = ready
-        self.app = web.Application(client_max_size=1_048_576)
+        # Bodies are read by the handlers themselves, with their own limits.
+        self.app = web.Application(client_max_size=64 * 1_048_576)
         self.app.router.add_get("/metrics", self._metrics)
         self.app.router.add_get("/healthz", self._healthz)
         self.app.router.add_get("/readyz", self._readyz)

@@ -24,6 +24,7 @@ from .errors import ConfigError
 from .judge.config import JudgeSettings
 
 __all__ = [
+    "ApiSettings",
     "HttpSettings",
     "JudgeSettings",
     "KafkaSettings",
@@ -103,6 +104,20 @@ class HttpSettings(_Section):
     """0 picks a free port (tests)."""
 
 
+class ApiSettings(_Section):
+    """``POST /v1/check``: synchronous checks for gateways."""
+
+    enabled: bool = True
+    token: SecretStr | None = None
+    """If set, requests need ``Authorization: Bearer <token>``."""
+    max_body_bytes: int = Field(1_048_576, ge=1024)
+    max_events: int = Field(100, ge=1)
+    concurrency: int = Field(4, ge=1, le=256)
+    deadline_ms: int = Field(500, ge=10)
+    """A request that cannot be answered within this gets 504 (and a gateway fails open or
+    closed as it chooses)."""
+
+
 class LimitSettings(_Section):
     """Bounds that keep one bad record or rule from hurting the rest."""
 
@@ -153,6 +168,7 @@ class Settings(BaseSettings):
     limits: LimitSettings = LimitSettings()  # frozen, so sharing the default is safe
     labels: LabelSettings = LabelSettings()  # frozen, so sharing the default is safe
     judge: JudgeSettings = JudgeSettings()  # frozen, so sharing the default is safe
+    api: ApiSettings = ApiSettings()  # frozen, so sharing the default is safe
 
     @classmethod
     def settings_customise_sources(

@@ -1,0 +1,178 @@
+"""The inline check API, over real HTTP against a running app."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+import httpx
+import pytest
+from jsonschema import Draft202012Validator
+from prometheus_client import CollectorRegistry
+
+from sidecar.api import openapi_document
+from sidecar.app import App
+from sidecar.checks import Check, CheckResult, register
+from sidecar.events import Event
+from sidecar.settings import Settings
+from sidecar.sinks import Sink
+from sidecar.sources.file import FileSource
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@register
+class _Slow(Check):  # type: ignore[type-arg]
+    name: ClassVar[str] = "test_slow_check"
+
+    def __call__(self, text: str, event: Event) -> CheckResult:
+        time.sleep(0.3)
+        return CheckResult(True)
+
+
+def validator(name: str) -> Draft202012Validator:
+    doc = openapi_document()
+    return Draft202012Validator(
+        {"$ref": f"#/components/schemas/{name}", "components": doc["components"]}
+    )
+
+
+Client = Callable[..., Any]
+
+
+@pytest.fixture
+async def api(tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
+    """Start an app with the given API settings and rules; yields an httpx client to it."""
+    opened: list[tuple[App, httpx.AsyncClient]] = []
+
+    async def make(
+        rules: str | None = None, **api: Any
+    ) -> tuple[httpx.AsyncClient, CollectorRegistry]:
+        events = tmp_path / "none.jsonl"
+        events.write_text("")
+        paths = [REPO / "rules" / "default.yaml"]
+        if rules is not None:
+            custom = tmp_path / "custom.yaml"
+            custom.write_text(rules)
+            paths = [custom]
+        settings = Settings(
+            rules=paths, reload_interval_s=0, http={"host": "127.0.0.1", "port": 0}, api=api
+        )
+        registry = CollectorRegistry()
+        app = App(settings, source=FileSource(events), sink=Sink(), registry=registry)
+        await app.start()
+        assert app.http is not None
+        client = httpx.AsyncClient(base_url=f"http://127.0.0.1:{app.http.port}", timeout=5)
+        opened.append((app, client))
+        return client, registry
+
+    yield make
+    for app, client in opened:
+        await client.aclose()
+        await app.stop()
+
+
+async def test_one_event_gets_its_verdict(api: Any) -> None:
+    client, registry = await api()
+    r = await client.post(
+        "/v1/check", json={"id": "a", "prompt": "hi", "response": "Hello {{name}}"}
+    )
+    assert r.status_code == 200
+    body = r.json()
+    validator("Verdict").validate(body)
+    assert body["passed"] is False
+    assert body["checks"]["no-placeholder-text"]["passed"] is False
+    r = await client.post("/v1/check", json={"id": "b", "prompt": "hi", "response": "Hello there."})
+    assert r.json()["passed"] is True
+    assert registry.get_sample_value("llm_sidecar_check_api_requests_total", {"outcome": "ok"}) == 2
+
+
+async def test_a_batch_reports_bad_items_by_index(api: Any) -> None:
+    client, _ = await api()
+    batch = [{"id": "a", "response": "fine"}, {"id": "b"}, {"id": "c", "response": "also fine"}]
+    for payload in (batch, {"events": batch}):
+        r = await client.post("/v1/check", json=payload)
+        assert r.status_code == 200
+        body = r.json()
+        validator("BatchResult").validate(body)
+        assert [v["id"] for v in body["verdicts"]] == ["a", "c"]
+        assert body["errors"][0]["index"] == 1
+        assert body["errors"][0]["reason"] == "invalid_event"
+
+
+@pytest.mark.parametrize(
+    ("content", "status"),
+    [(b"{not json", 400), (b"[]", 400), (b'"text"', 400), (b'{"id": "x"}', 400)],
+)
+async def test_bad_requests(api: Any, content: bytes, status: int) -> None:
+    client, _ = await api()
+    r = await client.post(
+        "/v1/check", content=content, headers={"Content-Type": "application/json"}
+    )
+    assert r.status_code == status
+    validator("Error").validate(r.json())
+
+
+async def test_bearer_token(api: Any) -> None:
+    client, registry = await api(token="s3cret-token")
+    event = {"id": "a", "response": "ok"}
+    assert (await client.post("/v1/check", json=event)).status_code == 401
+    wrong = {"Authorization": "Bearer s3cret-tokem"}
+    assert (await client.post("/v1/check", json=event, headers=wrong)).status_code == 401
+    right = {"Authorization": "Bearer s3cret-token"}
+    assert (await client.post("/v1/check", json=event, headers=right)).status_code == 200
+    assert (
+        registry.get_sample_value(
+            "llm_sidecar_check_api_requests_total", {"outcome": "unauthorized"}
+        )
+        == 2
+    )
+
+
+async def test_size_limits(api: Any) -> None:
+    client, _ = await api(max_body_bytes=2048, max_events=3)
+    big = {"id": "a", "response": "x" * 5000}
+    assert (await client.post("/v1/check", json=big)).status_code == 413
+    many = [{"id": str(i), "response": "ok"} for i in range(4)]
+    assert (await client.post("/v1/check", json=many)).status_code == 413
+
+
+async def test_deadline_and_concurrency_cap(api: Any) -> None:
+    client, registry = await api(
+        rules="rules:\n  - {id: slow, check: test_slow_check}\n", deadline_ms=100, concurrency=1
+    )
+    event = {"id": "a", "response": "ok"}
+    first, second = await asyncio.gather(
+        client.post("/v1/check", json=event),
+        client.post("/v1/check", json={**event, "id": "b"}),
+    )
+    # The first holds the only slot until its checks end (0.3 s), past its 100 ms deadline;
+    # the second cannot get the slot within its deadline.
+    assert sorted([first.status_code, second.status_code]) == [503, 504]
+    await asyncio.sleep(0.4)
+    assert (
+        registry.get_sample_value("llm_sidecar_check_api_requests_total", {"outcome": "busy"}) == 1
+    )
+    assert (
+        registry.get_sample_value("llm_sidecar_check_api_requests_total", {"outcome": "deadline"})
+        == 1
+    )
+
+
+async def test_the_openapi_document_is_served(api: Any) -> None:
+    client, _ = await api()
+    r = await client.get("/openapi.json")
+    assert r.status_code == 200
+    doc = r.json()
+    assert doc["openapi"].startswith("3.1")
+    assert "post" in doc["paths"]["/v1/check"]
+    for name in doc["components"]["schemas"]:
+        Draft202012Validator.check_schema(validator(name).schema)
+
+
+async def test_the_api_can_be_switched_off(api: Any) -> None:
+    client, _ = await api(enabled=False)
+    assert (await client.post("/v1/check", json={"id": "a", "response": "ok"})).status_code == 404
