@@ -156,6 +156,11 @@ def _validate(args: argparse.Namespace) -> int:
             print(f"invalid: {err}", file=sys.stderr)
         print(f"{len(exc.errors)} problem(s) found", file=sys.stderr)
         return EXIT_FAILED
+    try:
+        settings.judge.merge(ruleset.judge)
+    except ConfigError as exc:
+        print(f"invalid: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     print(
         f"ok: {len(ruleset.rules)} rules in {len(ruleset.files)} file(s), version {ruleset.version}"
     )

@@ -123,3 +123,17 @@ def test_replay_of_the_bundled_sample_stream(tmp_path: Path) -> None:
     skipped = result.stderr.count("skipped:")
     assert skipped >= 6
     assert len(out.read_bytes().splitlines()) == len(lines) - skipped
+
+
+def test_validate_checks_the_judge_settings_of_rule_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "judge.yaml"
+    bad.write_text("judge: {sample_rate: 2.5}\nrules: []\n")
+    assert main(["validate", str(bad)]) == 1
+    assert "sample_rate" in capsys.readouterr().err
+    bad.write_text("judge: {api_key: nope}\nrules: []\n")
+    assert main(["validate", str(bad)]) == 1
+    assert "api_key" in capsys.readouterr().err
+    bad.write_text("judge: {sample_rate: 0.2, metrics: [faithfulness]}\nrules: []\n")
+    assert main(["validate", str(bad)]) == 0
