@@ -1,0 +1,68 @@
+"""The alert rules load in promtool, each alert has a unit test that makes it fire, and they pass."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import yaml
+
+from tests.conftest import REPO, require_tool
+
+ALERTS = REPO / "helm" / "llm-sidecar" / "files" / "alerts.yaml"
+UNIT_TESTS = Path(__file__).with_name("alerts_test.yaml")
+REQUIRED = {
+    "LlmSidecarQualityDrop",
+    "LlmSidecarRobustnessDrop",
+    "LlmSidecarLeakageSpike",
+    "LlmSidecarDlqSpike",
+    "LlmSidecarLagGrowing",
+    "LlmSidecarJudgeCircuitOpen",
+    "LlmSidecarNoEvents",
+}
+
+
+def alert_names() -> set[str]:
+    doc = yaml.safe_load(ALERTS.read_text(encoding="utf-8"))
+    return {r["alert"] for g in doc["groups"] for r in g["rules"] if "alert" in r}
+
+
+def test_every_required_alert_is_defined_with_severity_and_annotations() -> None:
+    doc = yaml.safe_load(ALERTS.read_text(encoding="utf-8"))
+    assert alert_names() >= REQUIRED
+    for group in doc["groups"]:
+        for rule in group["rules"]:
+            assert rule["labels"]["severity"] in {"info", "warning", "critical"}
+            assert rule["annotations"]["summary"]
+            assert rule["annotations"]["description"]
+
+
+def test_every_alert_has_a_unit_test_in_which_it_fires() -> None:
+    doc = yaml.safe_load(UNIT_TESTS.read_text(encoding="utf-8"))
+    firing = {
+        case["alertname"]
+        for test in doc["tests"]
+        for case in test.get("alert_rule_test", [])
+        if case.get("exp_alerts")
+    }
+    assert alert_names() == firing
+
+
+def test_promtool_check_rules() -> None:
+    promtool = require_tool("promtool")
+    done = subprocess.run(
+        [promtool, "check", "rules", str(ALERTS)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_promtool_test_rules() -> None:
+    promtool = require_tool("promtool")
+    done = subprocess.run(
+        [promtool, "test", "rules", UNIT_TESTS.name],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=UNIT_TESTS.parent,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
