@@ -238,10 +238,14 @@ def test_secrets_come_from_secret_key_refs(everything: list[dict[str, Any]]) -> 
         "name": "LLM_SIDECAR_KAFKA__SASL_PLAIN_PASSWORD",
         "valueFrom": {"secretKeyRef": {"name": "kafka-credentials", "key": "sasl-password"}},
     }
+    assert env["LLM_SIDECAR_API__TOKEN"] == {
+        "name": "LLM_SIDECAR_API__TOKEN",
+        "valueFrom": {"secretKeyRef": {"name": "gateway-token", "key": "token"}},
+    }
     # The chart never creates or inlines a secret.
     assert not by_kind(everything, "Secret")
     for name, e in env.items():
-        if any(word in name for word in ("PASSWORD", "API_KEY", "SECRET")):
+        if any(word in name for word in ("PASSWORD", "API_KEY", "SECRET", "TOKEN")):
             assert "value" not in e, name
 
 

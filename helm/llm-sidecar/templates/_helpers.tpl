@@ -166,6 +166,13 @@ Render-time checks; every template that renders a workload or a snippet includes
       name: {{ .Values.judge.apiKey.existingSecret | quote }}
       key: {{ .Values.judge.apiKey.key | quote }}
 {{- end }}
+{{- if .Values.checkApi.token.existingSecret }}
+- name: LLM_SIDECAR_API__TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.checkApi.token.existingSecret | quote }}
+      key: {{ .Values.checkApi.token.key | quote }}
+{{- end }}
 {{- with .Values.extraEnv }}
 {{ toYaml . }}
 {{- end }}
