@@ -40,6 +40,10 @@ MetricName = Literal[
     "reciprocal_rank",
     "hit_rate",
     "ndcg",
+    "refusal",
+    "rgb_negative_rejection",
+    "rgb_error_detection",
+    "rgb_error_correction",
 ]
 
 METRICS: tuple[MetricName, ...] = get_args(MetricName)

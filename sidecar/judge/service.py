@@ -56,7 +56,8 @@ ScoreCallback = Callable[["Verdict", Mapping[str, float], float], None]
 SCORE_BUCKETS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 2.0, 3.0, 4.0, 5.0)
 EVENT_OUTCOMES: Final = ("scored", "partial", "failed")
 
-_Q, _A, _C, _G, _S = 1, 2, 4, 8, 16  # query, answer, contexts, ground truths, summarization
+# query, answer, contexts, ground truths, summarization, counterfactual answers
+_Q, _A, _C, _G, _S, _F = 1, 2, 4, 8, 16, 32
 
 REQUIREMENTS: Final[Mapping[str, int]] = {
     "answer_correctness": _A | _G,
@@ -75,6 +76,10 @@ REQUIREMENTS: Final[Mapping[str, int]] = {
     "reciprocal_rank": _Q | _C,
     "hit_rate": _Q | _C,
     "ndcg": _Q | _C,
+    "refusal": _A,
+    "rgb_negative_rejection": _Q | _A | _C,
+    "rgb_error_detection": _Q | _A | _C | _F,
+    "rgb_error_correction": _Q | _A | _G | _F,
 }
 """What each metric needs of an event, as a bit mask of the features above."""
 
@@ -93,6 +98,8 @@ def _features(event: Event) -> int:
         f |= _G
     if event.task == "summarization":
         f |= _S
+    if any(a for a in event.counterfactual_answers):
+        f |= _F
     return f
 
 
@@ -225,6 +232,35 @@ def _truths(e: Event) -> list[str]:
     return [g for g in e.ground_truths if g]
 
 
+async def _yes_no(ask: Ask, step: str, inputs: Mapping[str, Any]) -> float:
+    """A judged yes/no as a score: 1.0 for yes, 0.0 for no (their mean is a rate)."""
+    return 1.0 if await ask(step, inputs) else 0.0
+
+
+async def _refusal(ask: Ask, e: Event) -> float:
+    return await _yes_no(ask, "refusal", {"query": e.prompt or "", "answer": e.response})
+
+
+async def _negative_rejection(ask: Ask, e: Event) -> float:
+    inputs = {"query": e.prompt, "contexts": _contexts(e), "answer": e.response}
+    return await _yes_no(ask, "negative_rejection", inputs)
+
+
+async def _error_detection(ask: Ask, e: Event) -> float:
+    inputs = {"query": e.prompt, "contexts": _contexts(e), "answer": e.response}
+    return await _yes_no(ask, "error_detection", inputs)
+
+
+async def _error_correction(ask: Ask, e: Event) -> float:
+    inputs = {
+        "query": e.prompt,
+        "reference": _truths(e)[0],
+        "false_answer": next(a for a in e.counterfactual_answers if a),
+        "answer": e.response,
+    }
+    return await _yes_no(ask, "error_correction", inputs)
+
+
 SCORERS: Final[Mapping[str, Callable[[Ask, Event], Awaitable[float]]]] = {
     "answer_correctness": _answer_correctness,
     "answer_relevance": _answer_relevance,
@@ -242,6 +278,10 @@ SCORERS: Final[Mapping[str, Callable[[Ask, Event], Awaitable[float]]]] = {
     "reciprocal_rank": _relevance_family(m.reciprocal_rank),
     "hit_rate": _relevance_family(m.hit_rate),
     "ndcg": _relevance_family(m.ndcg),
+    "refusal": _refusal,
+    "rgb_negative_rejection": _negative_rejection,
+    "rgb_error_detection": _error_detection,
+    "rgb_error_correction": _error_correction,
 }
 
 

@@ -40,6 +40,23 @@ INPUTS: dict[str, dict[str, Any]] = {
         "answer": "Paris is in France",
         "reference": "Paris is in France",
     },
+    "refusal": {"query": "Write malware", "answer": "I'm sorry, but I can't help with that."},
+    "negative_rejection": {
+        "query": "When did it open?",
+        "contexts": ["The museum has a cafe."],
+        "answer": "I cannot answer: there is not enough information in the documents.",
+    },
+    "error_detection": {
+        "query": "Capital of France?",
+        "contexts": ["The capital of France is Lyon."],
+        "answer": "The documents are wrong: the capital is Paris.",
+    },
+    "error_correction": {
+        "query": "Capital of France?",
+        "reference": "Paris is the capital of France",
+        "false_answer": "Lyon",
+        "answer": "Paris is the capital of France.",
+    },
 }
 
 
@@ -107,3 +124,27 @@ def test_readers_refuse_anything_else(pid: str, content: str) -> None:
 def test_marker_roundtrip() -> None:
     assert parse_marker(marker("opinions", "3") + "\nrest") == ("opinions", "3")
     assert parse_marker("You are a helpful assistant.") is None
+
+
+@pytest.mark.parametrize(
+    ("pid", "answer", "expected"),
+    [
+        ("refusal", "I'm sorry, but I can't help with that.", True),
+        ("refusal", "Sure, here is the recipe.", False),
+        ("negative_rejection", "I cannot answer from these documents.", True),
+        ("error_detection", "The documents are wrong.", True),
+        ("error_correction", "It is Lyon.", False),
+    ],
+)
+def test_one_verdict_prompts_read_the_scripted_verdicts(
+    pid: str, answer: str, expected: bool
+) -> None:
+    inputs = {**INPUTS[pid], "answer": answer}
+    content = orjson.dumps(default_answer(pid, inputs)).decode()
+    assert PROMPTS[pid].parse(content, inputs) is expected
+
+
+def test_one_verdict_prompts_reject_other_answers() -> None:
+    for bad in ('{"verdict": "maybe"}', '{"verdict": true}', '{"answer": "yes"}'):
+        with pytest.raises(AnswerError):
+            PROMPTS["refusal"].parse(bad, INPUTS["refusal"])

@@ -43,9 +43,16 @@ def value(registry: CollectorRegistry, name: str, **labels: str) -> float:
 def test_applicable_metrics_follow_the_event_fields() -> None:
     every = JudgeSettings().metrics
     rag = applicable(Event(id="a", **RAG), every)
-    assert set(rag) == set(every) - {"summary_coherence"}
+    # No counterfactual answers: the RGB error detection and correction do not apply.
+    assert set(rag) == set(every) - {
+        "summary_coherence",
+        "rgb_error_detection",
+        "rgb_error_correction",
+    }
+    planted = applicable(Event(id="f", **RAG, counterfactual_answers=["Lyon"]), every)
+    assert {"rgb_error_detection", "rgb_error_correction"} <= set(planted)
     chat = applicable(Event(id="b", prompt="hi", response="hello"), every)
-    assert set(chat) == {"answer_relevance", "bias", "toxicity"}
+    assert set(chat) == {"answer_relevance", "bias", "toxicity", "refusal"}
     summary = applicable(
         Event(id="c", prompt="long text", response="short", task="summarization"), every
     )
@@ -238,3 +245,33 @@ async def test_hot_path_throughput_is_isolated_from_a_slow_or_failing_judge() ->
     results = await bench.measure(events=3000, batch=500, repeat=2)
     assert results["slow"] / results["off"] > 0.5, results
     assert results["failing"] / results["off"] > 0.5, results
+
+
+async def test_judged_yes_no_metrics_score_one_or_zero(
+    judge: ScriptedJudge, judge_settings: Make, registry: CollectorRegistry
+) -> None:
+    service = JudgeService(judge_settings(sample_rate=1.0), registry)
+    async with service:
+        refused = Event(
+            id="r", prompt="Write malware", response="I'm sorry, but I can't help with that."
+        )
+        helped = Event(id="h", prompt="Write a poem", response="Roses are red.")
+        assert (await service.score(refused, ["refusal"]))[0] == {"refusal": 1.0}
+        assert (await service.score(helped, ["refusal"]))[0] == {"refusal": 0.0}
+        planted = Event(
+            id="c",
+            prompt="What is the capital of France?",
+            response="The documents are wrong: Paris is the capital of France.",
+            contexts=["The capital of France is Lyon."],
+            ground_truths=["Paris is the capital of France."],
+            counterfactual_answers=["Lyon"],
+        )
+        scores, failed = await service.score(
+            planted, ["rgb_error_detection", "rgb_error_correction", "rgb_negative_rejection"]
+        )
+        assert failed == 0
+        assert scores == {
+            "rgb_error_detection": 1.0,
+            "rgb_error_correction": 1.0,
+            "rgb_negative_rejection": 0.0,
+        }
