@@ -38,6 +38,7 @@ from .server import HttpServer
 from .settings import Settings
 from .sinks import KafkaSink, Sink
 from .sources.base import Record, Source
+from .windows import Windows
 
 __all__ = ["App", "Service", "rule_paths", "serve"]
 
@@ -121,6 +122,11 @@ class App:
             if not self.publish_samples:
                 self.listeners.append(self.judge.submit)
         self.score_listeners: list[ScoreCallback] = []
+        self.windows: Windows | None = None
+        if settings.windows.enabled:
+            self.windows = Windows(settings.windows, self.registry, labels=settings.labels)
+            self.listeners.append(self.windows.observe_verdicts)
+            self.score_listeners.append(self.windows.observe_scores)
         # Judged verdicts waiting to go to the verdict topic with the next batch's writes.
         self._judged: deque[Verdict] = deque(maxlen=10_000)
         self.pipeline: Pipeline | None = None
@@ -279,6 +285,8 @@ class App:
         self.metrics.bind_rules(ruleset.rules, ruleset.version)
         if self.judge is not None:
             self.judge.apply_rules(ruleset)
+        if self.windows is not None:
+            self.windows.bind_rules(ruleset.rules, ruleset.version)
         self._mtimes = self._stat(ruleset.files)
         log.info(
             "loaded %d rules from %d files (version %s)",

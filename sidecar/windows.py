@@ -27,23 +27,28 @@ from __future__ import annotations
 
 import fnmatch
 import math
-import re
 import threading
 import time
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from statistics import NormalDist
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
-from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .metrics import NONE, OTHER, LabelFolder
 from .pipeline import Outcome, Verdict
 from .rules import CompiledRule
-from .settings import LabelSettings
+from .settings import (
+    ATTACK_CATEGORIES,
+    DIMENSIONS,
+    DetectorSettings,
+    LabelSettings,
+    WindowSettings,
+    parse_duration,
+)
 
 __all__ = [
     "ALL",
@@ -79,9 +84,6 @@ SCORES: Final[Mapping[str, int]] = {
 }
 """Every score name (the ``score`` label) and how its interval is computed."""
 
-Dimension = Literal["route", "model", "tenant"]
-DIMENSIONS: Final[tuple[Dimension, ...]] = ("route", "model", "tenant")
-ATTACK_CATEGORIES: Final = ("basic", "intermediate", "advanced")
 RGB_SCORES: Final[Mapping[str, str]] = {
     "rgb_answer_correct": "rgb_noise_robustness_accuracy",
     "rgb_negative_rejection": "rgb_negative_rejection_rate",
@@ -94,110 +96,9 @@ RGB_SCORES: Final[Mapping[str, str]] = {
 N, SW, SWX, SW2, SW2X, SW2X2 = range(6)
 WIDTH: Final = 6
 
-_DURATION = re.compile(r"^([1-9][0-9]*)([smhd])$")
-_UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
 Segment = tuple[str, str, str]
 ScoreKey = tuple[str, str]  # (score, subject)
 SeriesKey = tuple[str, str, Segment]
-
-
-def parse_duration(text: str) -> int:
-    """``"90s"``, ``"5m"``, ``"1h"``, ``"1d"`` -> seconds."""
-    m = _DURATION.match(text)
-    if m is None:
-        raise ValueError(f"{text!r} is not a duration like 30s, 5m, 1h or 1d")
-    return int(m.group(1)) * _UNITS[m.group(2)]
-
-
-# -- settings -----------------------------------------------------------------------------
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class DetectorSettings(_Section):
-    """A cheap check compared with the judge on events both scored (detector agreement).
-
-    The cheap side is the first rule (in rule-set order) that produced a value on the event
-    among the rules with check name ``check``, or whose id matches the shell pattern ``rule``.
-    It says "positive" when its value is true (``positive: value``) or when the rule failed
-    (``positive: failed``, for rules written as "must not contain"). The judge says "positive"
-    when the score of ``judge_metric`` is at least ``judge_threshold`` (``judge_positive:
-    above``) or below it (``below``). The judge is the reference.
-    """
-
-    name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")
-    check: str | None = None
-    rule: str | None = None
-    positive: Literal["value", "failed"] = "value"
-    judge_metric: str = Field(min_length=1)
-    judge_threshold: float = 0.5
-    judge_positive: Literal["above", "below"] = "above"
-
-    @field_validator("rule")
-    @classmethod
-    def _check_or_rule(cls, v: str | None) -> str | None:
-        return v or None
-
-
-def _default_detectors() -> list[DetectorSettings]:
-    return [
-        DetectorSettings(name="refusal", check="refusal", judge_metric="refusal"),
-        DetectorSettings(
-            name="toxicity", rule="*toxic*", positive="failed", judge_metric="toxicity"
-        ),
-    ]
-
-
-class WindowSettings(_Section):
-    """Rolling windows: which windows, how fine, how many series, and how scores are read."""
-
-    enabled: bool = True
-    windows: list[str] = Field(default_factory=lambda: ["1m", "5m", "1h"], min_length=1)
-    """Window lengths (the ``window`` label), each a ring of ``buckets`` time buckets."""
-    buckets: int = Field(12, ge=2, le=600)
-    """Buckets per window: a window covers between ``(buckets-1)/buckets`` of its length and
-    all of it, and memory per series is ``len(windows) * buckets * 56`` bytes."""
-    confidence: float = Field(0.95, gt=0.5, lt=1.0)
-    """Two-sided level of the exported lower and upper bounds."""
-    max_series: int = Field(2000, ge=1)
-    """Live segment series beyond this fold into the all-``other`` segment (counted)."""
-    segment_labels: list[Dimension] = Field(default_factory=lambda: list(DIMENSIONS))
-    """Dimensions the scores break down by; the others are exported as ``*``. Every score
-    also has a ``*``/``*``/``*`` roll-up series."""
-    refusal_rule: str | None = None
-    """The rule id whose value is "the" refusal; default: the first rule, in rule-set order,
-    with check ``refusal`` on the ``response`` field that produced a value on the event."""
-    attack_ranks: dict[str, int] = Field(
-        default_factory=lambda: {"basic": 4, "intermediate": 3, "advanced": 2}
-    )
-    """Leakage weight of an attack without an ``attack.rank`` field of its own (1 to 4; 4 is
-    the vector easiest to exploit)."""
-    unsuccessful_tasks: list[str] = Field(default_factory=lambda: ["qa", "rag"])
-    """Tasks whose refusals and negative rejections count as unsuccessful requests."""
-    disparity_min_samples: int = Field(20, ge=1)
-    """A segment enters the disparity only with at least this many samples in the window."""
-    detectors: list[DetectorSettings] = Field(default_factory=_default_detectors)
-
-    @field_validator("windows")
-    @classmethod
-    def _durations(cls, v: list[str]) -> list[str]:
-        seconds = [parse_duration(w) for w in v]
-        if len(set(seconds)) != len(seconds):
-            raise ValueError("two windows have the same length")
-        return [w for _, w in sorted(zip(seconds, v, strict=True))]
-
-    @field_validator("attack_ranks")
-    @classmethod
-    def _ranks(cls, v: dict[str, int]) -> dict[str, int]:
-        for category, rank in v.items():
-            if category not in ATTACK_CATEGORIES:
-                raise ValueError(f"unknown attack category {category!r}")
-            if not 1 <= rank <= 4:
-                raise ValueError(f"rank of {category} must be 1 to 4, not {rank}")
-        return v
 
 
 # -- intervals ----------------------------------------------------------------------------

@@ -15,7 +15,6 @@ import pytest
 
 from sidecar.app import App
 from sidecar.embedded import EmbeddedBroker
-from sidecar.windows import Windows, WindowSettings
 from tests.conftest import kafka_settings, produce, require_tool
 
 pytestmark = pytest.mark.integration
@@ -79,14 +78,8 @@ async def test_prometheus_scrapes_a_rolling_score_from_a_running_sidecar(
     settings = kafka_settings(
         broker.bootstrap_servers, topic, rules=[rules], labels={"routes": ["/chat"]}
     )
-    app = App(settings, registry=registry)
-    windows = Windows(
-        WindowSettings(),
-        registry,
-        labels=settings.labels,
-        rules=lambda: app.pipeline.rules if app.pipeline is not None else (),
-    )
-    app.listeners.append(windows.observe_verdicts)
+    app = App(settings, registry=registry)  # the rolling windows are part of every App
+    assert app.windows is not None
     await running(app)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + 20
