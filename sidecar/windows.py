@@ -90,7 +90,7 @@ RGB_SCORES: Final[Mapping[str, str]] = {
     "rgb_error_detected": "rgb_error_detection_rate",
     "rgb_error_corrected": "rgb_error_correction_rate",
 }
-"""RGB check name -> the rate it feeds (001: count of true outcomes over samples checked)."""
+"""RGB check name -> the rate it feeds (RGB: count of true outcomes over samples checked)."""
 
 # The six sums of an accumulator.
 N, SW, SWX, SW2, SW2X, SW2X2 = range(6)
