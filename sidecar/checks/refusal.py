@@ -74,6 +74,7 @@ from pydantic import Field, field_validator, model_validator
 from ..events import Event
 from .base import Check, CheckContext, CheckResult, Params
 from .registry import register
+from .rgb import PRIMARY_REJECTION_PHRASES, REJECTION_KEYWORDS
 
 __all__ = [
     "DEFAULT_IGNORE_PHRASES",
@@ -454,38 +455,10 @@ DEFAULT_IGNORE_PHRASES: tuple[str, ...] = (
 )
 """Idioms that contain a default phrase but do not refuse anything."""
 
-RGB_PHRASES: tuple[str, ...] = (
-    # primary phrases (the paper's rejection sentence and its parts)
-    "i can not answer the question because of the insufficient information in documents",
-    "insufficient information in documents",
-    "can not answer",
-    "cannot answer",
-    # secondary keywords
-    "i don't know",
-    "i cannot",
-    "i can't",
-    "unable to",
-    "not able to",
-    "insufficient information",
-    "no information",
-    "cannot determine",
-    "not enough information",
-    "don't have enough",
-    "unable to determine",
-    "cannot find",
-    "no relevant",
-    "not mentioned",
-    "not provided",
-    "not specified",
-    "unclear",
-    "unknown",
-    "i'm not sure",
-    "i am not sure",
-    "cannot be determined",
-    "information is not available",
-    "does not provide",
+RGB_PHRASES: tuple[str, ...] = tuple(
+    dict.fromkeys((*PRIMARY_REJECTION_PHRASES, *REJECTION_KEYWORDS))
 )
-"""RGB's ``is_rejection`` lists, matched as written (no contraction variants)."""
+"""RGB's ``is_rejection`` lists (kept in :mod:`sidecar.checks.rgb`), matched as written."""
 
 
 def _split_punct(word: str) -> tuple[str, str]:
