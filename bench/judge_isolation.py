@@ -1,21 +1,25 @@
-"""Does the LLM judge slow the hot path? Check throughput with the judge off, slow, and failing.
+"""Does the LLM judge slow the hot path? Check throughput with the judge off, healthy, slow
+and failing.
 
 The hot path here is what App.handle does per batch without I/O: decode and check a batch of
 events with the default rules, then call the verdict listeners. With the judge on, the
-listener is ``JudgeService.submit`` (sample rate 1, so every event is offered to the judge)
-and the judge is a scripted server on loopback that answers after a delay (slow) or hangs
-and returns 500s (failing). The batch loop yields to the event loop between batches, as the
-real one does while it awaits the source, so judge workers compete with it for the CPU.
+listener is ``JudgeService.submit`` and the judge is the scripted server running in its own
+process (as a remote judge would: its CPU is not ours), answering at once (healthy), after a
+delay (slow), or never / with 500s (failing). The batch loop yields to the event loop between
+batches, as the real one does while it awaits the source, so our judge workers (HTTP client,
+parsing, retries) compete with it for the CPU, as they do in production.
 
-    python bench/judge_isolation.py [--events 20000] [--batch 500] [--repeat 3]
+    python bench/judge_isolation.py [--events 20000] [--batch 500] [--repeat 3] [--rate 1.0]
 
 Prints events/s per mode (best of ``--repeat``) and each mode's ratio to the judge-off run.
+``--rate`` is the sample rate (1.0, the worst case, offers every event to the judge).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 import time
 from collections.abc import Callable, Sequence
 
@@ -27,7 +31,6 @@ from sidecar.judge.service import JudgeService
 from sidecar.pipeline import Pipeline, Verdict
 from sidecar.rules import bundled_path, load_rules
 from sidecar.sources.base import Record
-from sidecar.testing import ScriptedJudge
 
 Listener = Callable[[Sequence[Verdict]], None]
 
@@ -67,28 +70,55 @@ async def hot_path(records: Sequence[Record], batch: int, listener: Listener | N
     return len(records) / (time.perf_counter() - started)
 
 
-async def measure(events: int = 20_000, batch: int = 500, repeat: int = 3) -> dict[str, float]:
-    """Best-of-``repeat`` events/s for the modes off, slow and failing."""
+class JudgeProcess:
+    """``python -m sidecar.testing`` in a child process; its base URL once it listens."""
+
+    def __init__(self, *args: str) -> None:
+        self.args = args
+        self.proc: asyncio.subprocess.Process | None = None
+
+    async def __aenter__(self) -> str:
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "sidecar.testing", *self.args, stdout=asyncio.subprocess.PIPE
+        )
+        assert self.proc.stdout is not None
+        line = await asyncio.wait_for(self.proc.stdout.readline(), 30)
+        return line.decode().strip()
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.terminate()
+            await self.proc.wait()
+
+
+MODES = {
+    "healthy": (),
+    "slow": ("--delay", "0.5"),
+    "hanging": ("--hang",),
+    "failing": ("--fail", "500"),
+}
+
+
+async def measure(
+    events: int = 20_000, batch: int = 500, repeat: int = 3, rate: float = 1.0
+) -> dict[str, float]:
+    """Best-of-``repeat`` events/s for the judge off and each judge mode."""
     records = make_records(events)
     results: dict[str, float] = {}
     results["off"] = max([await hot_path(records, batch, None) for _ in range(repeat)])
-    for mode in ("slow", "failing"):
+    for mode, args in MODES.items():
         best = 0.0
-        for _ in range(repeat):
-            async with ScriptedJudge(delay_s=0.5 if mode == "slow" else 0.0) as judge:
-                if mode == "failing":
-                    judge.hang(times=4)
-                    judge.fail(500, times=1_000_000)
+        async with JudgeProcess(*args) as base_url:
+            for _ in range(repeat):
                 settings = JudgeSettings(
                     enabled=True,
-                    base_url=judge.base_url,
-                    sample_rate=1.0,
+                    base_url=base_url,
+                    sample_rate=rate,
                     queue_size=1000,
                     concurrency=8,
                     timeout_s=1.0,
                     deadline_s=2.0,
                     backoff_base_s=0.05,
-                    circuit_failures=1_000_000 if mode == "failing" else 5,
                 )
                 service = JudgeService(settings, CollectorRegistry())
                 await service.start()
@@ -105,8 +135,9 @@ def main() -> None:
     p.add_argument("--events", type=int, default=20_000)
     p.add_argument("--batch", type=int, default=500)
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--rate", type=float, default=1.0)
     args = p.parse_args()
-    results = asyncio.run(measure(args.events, args.batch, args.repeat))
+    results = asyncio.run(measure(args.events, args.batch, args.repeat, args.rate))
     off = results["off"]
     print(f"{'judge':<10} {'events/s':>10} {'ratio to off':>13}")
     for mode, rate in results.items():

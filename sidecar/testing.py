@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import signal
 import socket
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -347,3 +348,36 @@ def _inputs(user: str) -> dict[str, Any]:
     except orjson.JSONDecodeError:
         return {}
     return doc if isinstance(doc, dict) else {}
+
+
+async def _serve(port: int, delay_s: float, fail_status: int | None, hang: bool) -> None:
+    judge = ScriptedJudge(port=port, delay_s=delay_s)
+    if hang:
+        judge.hang(times=1 << 40)
+    elif fail_status is not None:
+        judge.fail(fail_status, times=1 << 40)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    async with judge:
+        print(judge.base_url, flush=True)
+        await stop.wait()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m sidecar.testing``: run the scripted judge on its own, e.g. for local demos."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m sidecar.testing", description=main.__doc__)
+    p.add_argument("--port", type=int, default=0, help="0 picks a free port (printed at start)")
+    p.add_argument("--delay", type=float, default=0.0, help="seconds before every answer")
+    p.add_argument("--fail", type=int, metavar="STATUS", help="answer every request with STATUS")
+    p.add_argument("--hang", action="store_true", help="never answer")
+    args = p.parse_args(argv)
+    asyncio.run(_serve(args.port, args.delay, args.fail, args.hang))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -243,8 +243,8 @@ async def test_hot_path_throughput_is_isolated_from_a_slow_or_failing_judge() ->
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     results = await bench.measure(events=3000, batch=500, repeat=2)
-    assert results["slow"] / results["off"] > 0.5, results
-    assert results["failing"] / results["off"] > 0.5, results
+    for mode in ("healthy", "slow", "hanging", "failing"):
+        assert results[mode] / results["off"] > 0.5, results
 
 
 async def test_judged_yes_no_metrics_score_one_or_zero(
