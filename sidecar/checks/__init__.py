@@ -10,6 +10,7 @@ from . import (  # noqa: F401
     leakage,
     links,
     pii,
+    reachability,
     reference,
     refusal,
     regex,
