@@ -552,9 +552,30 @@ def _find_one(kind: str, text: str) -> str | None:
     return None
 
 
+# Literals every match of a kind contains, for the kinds whose pattern is slow to fail on
+# ordinary prose (measured on 1 KB: generic 27 us, slack 7 us; the others fail in about 1 us,
+# faster than any pre-test). Those kinds run only when one of the literals is present;
+# ``generic`` matches case-insensitively, so its literals are tested on the case-folded text.
+_TRIGGERS: dict[str, tuple[str, ...]] = {
+    "slack": ("xox", "hooks.slack.com/services/"),
+    "generic": ("api", "access", "auth", "secret", "client", "private", "passw", "pwd", "bearer"),
+}
+
+
+def _may_contain(kind: str, text: str, folded: str) -> bool:
+    triggers = _TRIGGERS.get(kind)
+    if triggers is None:
+        return True
+    hay = folded if kind == "generic" else text
+    return any(t in hay for t in triggers)
+
+
 def find_secret(text: str, kinds: tuple[str, ...] = tuple(SECRET_KINDS)) -> str | None:
     """The first secret found, trying ``kinds`` in order (not in text order)."""
+    folded = text.casefold() if "generic" in kinds else text
     for kind in kinds:
+        if not _may_contain(kind, text, folded):
+            continue
         found = _find_one(kind, text)
         if found is not None:
             return found
