@@ -208,6 +208,8 @@ class Sampler:
         self._window_taken = 0
         self._rule_checks: Mapping[str, str] = {}
         self._trigger_rule: dict[str, bool] = {}
+        self._trigger_ids: tuple[str, ...] | None = None
+        self._trigger_version: str | None = None
         self.settings = settings
         self.configure(settings)
 
@@ -221,14 +223,27 @@ class Sampler:
         self._checks = frozenset(settings.triggers.failed_checks)
         self._patterns = tuple(settings.triggers.failed_rules)
         self._trigger_rule = {}
+        self._trigger_ids = self._find_trigger_ids()
         self.requests.configure(settings.max_requests_per_s)
         self.tokens.configure(settings.max_tokens_per_minute)
         self.factor = max(self.factor, settings.min_rate_factor)
 
-    def set_rule_checks(self, rule_checks: Mapping[str, str]) -> None:
-        """Tell the sampler which check each rule id runs (for ``triggers.failed_checks``)."""
+    def set_rule_checks(self, rule_checks: Mapping[str, str], version: str | None = None) -> None:
+        """Tell the sampler which check each rule id runs (for ``triggers.failed_checks``).
+
+        With the rules ``version``, verdicts of that version are tested on their trigger rules
+        only, instead of on every rule they carry.
+        """
         self._rule_checks = dict(rule_checks)
+        self._trigger_version = version
         self._trigger_rule = {}
+        self._trigger_ids = self._find_trigger_ids()
+
+    def _find_trigger_ids(self) -> tuple[str, ...] | None:
+        """With the rule set known, a verdict needs only its trigger rules looked at."""
+        if not self._rule_checks:
+            return None
+        return tuple(rid for rid in self._rule_checks if self._is_trigger_rule(rid))
 
     # -- the decision ----------------------------------------------------------------------
 
@@ -240,7 +255,14 @@ class Sampler:
             return True
         if not (self._checks or self._patterns):
             return False
-        for rule_id, outcome in verdict.checks.items():
+        checks = verdict.checks
+        if self._trigger_ids is not None and verdict.rules_version == self._trigger_version:
+            for rule_id in self._trigger_ids:
+                outcome = checks.get(rule_id)
+                if outcome is not None and outcome.passed is False:
+                    return True
+            return False
+        for rule_id, outcome in checks.items():
             if outcome.passed is False and self._is_trigger_rule(rule_id):
                 return True
         return False

@@ -176,3 +176,17 @@ def test_configure_keeps_counts() -> None:
     s.configure(settings(sample_rate=0.0, triggers={"attack": False}))
     assert not s.decide(verdict(1)).take
     assert s.taken["sampled"] == 1
+
+
+def test_triggers_of_a_known_rule_set_look_only_at_trigger_rules() -> None:
+    s = Sampler(settings(sample_rate=0.0, triggers={"failed_rules": ["leak-*"]}))
+    s.set_rule_checks({"no-refusal": "refusal", "leak-a": "prompt_leakage", "len": "x"}, "v1")
+    failed = Outcome(True, False)
+    for rid, expected in (("no-refusal", True), ("leak-a", True), ("len", False)):
+        v = verdict(1, checks={rid: failed})
+        v.rules_version = "v1"
+        assert s.decide(v).take is expected, rid
+    # A verdict of another rules version (a reload in between) is still read in full.
+    stale = verdict(2, checks={"leak-old": failed})
+    stale.rules_version = "v0"
+    assert s.decide(stale).take

@@ -473,7 +473,7 @@ class JudgeService:
         self._metrics = tuple(settings.metrics)
         self._by_features = {}
         self.sampler.configure(settings)
-        self.sampler.set_rule_checks({r.id: r.check_name for r in ruleset.rules})
+        self.sampler.set_rule_checks({r.id: r.check_name for r in ruleset.rules}, ruleset.version)
         return True
 
     # -- the hot path ----------------------------------------------------------------------

@@ -242,7 +242,7 @@ async def test_hot_path_throughput_is_isolated_from_a_slow_or_failing_judge() ->
     assert spec is not None and spec.loader is not None
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
-    results = await bench.measure(events=3000, batch=500, repeat=2)
+    results = await bench.measure(events=4000, batch=500, repeat=3)
     for mode in ("healthy", "slow", "hanging", "failing"):
         assert results[mode] / results["off"] > 0.5, results
 
