@@ -29,6 +29,7 @@ from typing import Protocol, Self
 from prometheus_client import CollectorRegistry
 
 from .api import CheckApi
+from .checks.reachability import ProberCollector
 from .errors import ConfigError, RuleSetError, SourceError
 from .judge.service import JudgeService, ScoreCallback
 from .metrics import SidecarMetrics
@@ -86,6 +87,7 @@ class App:
         self.settings = settings
         self.registry = registry if registry is not None else CollectorRegistry()
         self.metrics = SidecarMetrics(self.registry, settings.labels)
+        self.registry.register(ProberCollector())
         self.source = source if source is not None else default_source(settings)
         judge_topic = settings.judge.topic if settings.judge.enabled else None
         if sink is None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from prometheus_client import CollectorRegistry, generate_latest
 
+from sidecar.checks.reachability import ProberCollector
 from sidecar.events import Event
 from sidecar.metrics import OTHER, LabelFolder, SidecarMetrics
 from sidecar.pipeline import Pipeline
@@ -40,6 +41,7 @@ def metrics_text(tmp_path: Path) -> str:
     verdicts, stats = pipeline.run(events)
     m.observe_batch(stats, verdicts)
     m.batch_seconds.observe(0.01)
+    registry.register(ProberCollector())
     return generate_latest(registry).decode()
 
 

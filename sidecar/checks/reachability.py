@@ -47,13 +47,15 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 from urllib.parse import urlsplit
 
 import httpx
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 from pydantic import Field
 
 from ..errors import CheckError
@@ -637,3 +639,28 @@ class LinksReachable(Check[ReachableParams]):
             full = f"; {dropped} not queued (queue full)" if dropped else ""
             raise CheckError(f"reachability pending for {len(unknown) + unsettled} link(s){full}")
         return CheckResult(True, f"{reachable} links reachable{of}")
+
+
+class ProberCollector(Collector):
+    """Exports the link probers' counts at scrape time (all probers of this process)."""
+
+    def collect(self) -> Iterable[Metric]:
+        with _STATE_LOCK:
+            probers = list(_every_prober)
+        stats = [p.stats() for p in probers]
+        probed = CounterMetricFamily(
+            "llm_sidecar_link_probes", "Link reachability probes finished."
+        )
+        probed.add_metric([], sum(s.probed for s in stats))
+        dropped = CounterMetricFamily(
+            "llm_sidecar_link_probes_dropped",
+            "Links not queued for a reachability probe because the queue was full.",
+        )
+        dropped.add_metric([], sum(s.dropped for s in stats))
+        pending = GaugeMetricFamily(
+            "llm_sidecar_link_probes_pending", "Links queued or being probed."
+        )
+        pending.add_metric([], sum(s.pending for s in stats))
+        cached = GaugeMetricFamily("llm_sidecar_link_probes_cached", "Link answers cached.")
+        cached.add_metric([], sum(s.cached for s in stats))
+        return [probed, dropped, pending, cached]

@@ -177,6 +177,23 @@ def test_pending_then_known(server: Server) -> None:
     assert server.requests() == [("HEAD", "/ok", f"127.0.0.1:{server.port}")]  # probed once
 
 
+def test_probe_counts_are_exported(server: Server) -> None:
+    from prometheus_client import CollectorRegistry
+
+    from sidecar.checks.reachability import ProberCollector
+
+    registry = CollectorRegistry()
+    registry.register(ProberCollector())
+    before = registry.get_sample_value("llm_sidecar_link_probes_total") or 0.0
+    check = make(allow_private=True)
+    with pytest.raises(CheckError):
+        check(f"see {server.url('/status/410')}", EV)
+    assert get_prober(ProbeSettings.of(check.params)).wait_idle(5)
+    assert registry.get_sample_value("llm_sidecar_link_probes_total") == before + 1
+    assert registry.get_sample_value("llm_sidecar_link_probes_pending") == 0
+    assert (registry.get_sample_value("llm_sidecar_link_probes_cached") or 0) >= 1
+
+
 def test_unreachable_link_is_false_once_known(server: Server) -> None:
     check = make(allow_private=True)
     text = f"see {server.url('/status/404')}"
