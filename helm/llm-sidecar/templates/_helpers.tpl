@@ -146,6 +146,15 @@ Render-time checks; every template that renders a workload or a snippet includes
   value: {{ .port | quote }}
 - name: LLM_SIDECAR_MQTT__TOPICS
   value: {{ .topics | toJson | quote }}
+{{- if .clientId }}
+- name: LLM_SIDECAR_MQTT__CLIENT_ID
+  value: {{ .clientId | quote }}
+{{- else }}
+- name: LLM_SIDECAR_MQTT__CLIENT_ID
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+{{- end }}
 {{- if .username }}
 - name: LLM_SIDECAR_MQTT__USERNAME
   value: {{ .username | quote }}
