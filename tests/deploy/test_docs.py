@@ -56,3 +56,27 @@ def test_sidecar_example_matches_the_chart(render: Render, tmp_path: Path) -> No
     assert [m["mountPath"] for m in documented["volumeMounts"]] == [
         m["mountPath"] for m in rendered["volumeMounts"]
     ]
+
+
+def test_readme_values_file_renders_and_its_settings_load(
+    render: Render, tmp_path: Path, monkeypatch: Any
+) -> None:
+    from sidecar.settings import load_settings
+
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    block = text.split("A worked values file", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+    docs = render(write(tmp_path, yaml.safe_load(block)))
+    assert validate_offline(docs) == CRD_KINDS
+    env = env_of(container(docs))
+    settings_cm = next(
+        d for d in docs if d["kind"] == "ConfigMap" and "settings.yaml" in d.get("data", {})
+    )
+    config = tmp_path / "settings.yaml"
+    config.write_text(settings_cm["data"]["settings.yaml"], encoding="utf-8")
+    for name, e in env.items():
+        if "value" in e:
+            monkeypatch.setenv(name, e["value"])
+    monkeypatch.setenv("LLM_SIDECAR_KAFKA__SASL_PLAIN_PASSWORD", "from-a-secret")
+    settings = load_settings(config)
+    assert settings.judge.enabled
+    assert settings.kafka.topics == ["chat-events", "rag-events"]
