@@ -374,3 +374,46 @@ def test_email_among_many_at_signs() -> None:
     assert run("contains_email", "@ " * 100 + "mail bob@example.com").value is True  # dense
     assert run("contains_email", "@handle " * 3 + "mail bob@example.com").value is True
     assert run("contains_email", "@ " * 100 + "no address").value is False
+
+
+def test_generic_secret_search_finds_what_a_full_scan_finds() -> None:
+    """The anchored search of the generic pattern gives exactly finditer's matches."""
+    import random
+
+    from sidecar.checks.pii import _SECRET_PATTERNS, _generic_matches
+
+    rng = random.Random(11)
+    pieces = [
+        "api_key=",
+        "API-Secret: ",
+        "access_token => ",
+        "Auth_Token=",
+        "secret_key:",
+        "client_secret = ",
+        "private-token=",
+        "password: ",
+        "passwd=",
+        "pwd=",
+        "Bearer ",
+        "bearer_token: ",
+        "capital",
+        "rapid",
+        "xapi_key=",
+        "9secret=",
+        "'",
+        '"',
+        "Zx81Kq2mPw7Rt",
+        "abcdef123456",
+        "YOUR_KEY_HERE",
+        "hunter2",
+        " ",
+        "\n",
+        "=",
+        "ß",
+        "İ",
+    ]
+    pattern = _SECRET_PATTERNS["generic"]
+    for _ in range(2000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 25)))
+        expected = [m.span() for m in pattern.finditer(text)]
+        assert [m.span() for m in _generic_matches(text)] == expected, text
