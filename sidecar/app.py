@@ -199,7 +199,8 @@ class App:
         """Process batches until the source ends or a stop is requested."""
         async for batch in self.source.batches():
             self._last_turn = time.monotonic()
-            await self.handle(batch)
+            if batch:
+                await self.handle(batch)
             if self._stopping:
                 break
         self._last_turn = time.monotonic()
@@ -263,7 +264,10 @@ class App:
         oldest: float | None = None
         for v in verdicts:
             if v.event.ts is not None:
-                ts = v.event.ts.timestamp()
+                try:
+                    ts = v.event.ts.timestamp()
+                except (ValueError, OverflowError, OSError):  # year 1 without a zone, say
+                    continue
                 oldest = ts if oldest is None else min(oldest, ts)
         if oldest is None:
             stamps = [r.timestamp_ms for r in batch if r.timestamp_ms]
@@ -289,7 +293,7 @@ class App:
             self.judge.apply_rules(ruleset)
         if self.windows is not None:
             self.windows.bind_rules(ruleset.rules, ruleset.version)
-        self._mtimes = self._stat(ruleset.files)
+        self._mtimes = self._stat(self._watched())
         log.info(
             "loaded %d rules from %d files (version %s)",
             len(ruleset.rules),
@@ -320,10 +324,7 @@ class App:
                 self.pipeline.version if self.pipeline else "-",
                 exc,
             )
-            if self.pipeline is not None:
-                self._mtimes = self._stat(self.pipeline.ruleset.files) | self._stat(
-                    [p for p in rule_paths(self.settings) if p.is_file()]
-                )
+            self._mtimes = self._stat(self._watched())  # report a bad file once, not every poll
             return False
         self._install(ruleset)
         self.metrics.rule_reloads.labels("success").inc()
@@ -342,13 +343,19 @@ class App:
             if forced or self._changed():
                 await self.reload()
 
+    def _watched(self) -> list[Path]:
+        """Every rule file that matters: those loaded (includes too) and every ``*.yaml`` of
+        the configured directories, so a file added to a mounted directory is noticed."""
+        paths = set(self.pipeline.ruleset.files) if self.pipeline is not None else set()
+        for p in rule_paths(self.settings):
+            if p.is_dir():
+                paths.update(f.resolve() for f in (*p.glob("*.yaml"), *p.glob("*.yml")))
+            elif p.is_file():
+                paths.add(p.resolve())
+        return sorted(paths)
+
     def _changed(self) -> bool:
-        if self.pipeline is None:
-            return False
-        files = list(self.pipeline.ruleset.files) + [
-            p for p in rule_paths(self.settings) if p.is_file()
-        ]
-        return self._stat(files) != self._mtimes
+        return self.pipeline is not None and self._stat(self._watched()) != self._mtimes
 
     # -- probes ----------------------------------------------------------------------------
 

@@ -89,3 +89,35 @@ def test_catastrophic_pattern_is_cut_off_and_the_event_keeps_its_other_verdicts(
     assert stats.newly_disabled == ["evil"]
     assert "evil" not in verdicts[2].checks
     assert verdicts[2].checks["short"].passed is True
+
+
+async def test_linked_and_relative_rule_paths_do_not_reload_without_a_change(
+    tmp_path: Path, monkeypatch: object
+) -> None:
+    real = tmp_path / "real.yaml"
+    real.write_text(RULE.format(id="r", value=5))
+    (tmp_path / "linked.yaml").symlink_to(real)
+    monkeypatch.chdir(tmp_path)  # type: ignore[attr-defined]
+    events = tmp_path / "events.jsonl"
+    events.write_text("")
+    registry = CollectorRegistry()
+    settings = Settings(rules=[Path("linked.yaml")], reload_interval_s=0.05)
+    app = App(settings, source=FileSource(events), sink=Sink(), registry=registry, serve_http=False)
+    async with app:
+        await asyncio.sleep(0.5)  # ten polls
+        assert counter(registry, "success") == 0
+
+
+async def test_a_file_added_to_a_rules_directory_is_picked_up(tmp_path: Path) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "a.yaml").write_text(RULE.format(id="a", value=5))
+    events = tmp_path / "events.jsonl"
+    events.write_text("")
+    settings = Settings(rules=[rules], reload_interval_s=0.05)
+    app = App(settings, source=FileSource(events), sink=Sink(), serve_http=False)
+    async with app:
+        (rules / "b.yaml").write_text(RULE.format(id="b", value=5))
+        await wait_until(
+            lambda: app.pipeline is not None and [r.id for r in app.pipeline.rules] == ["a", "b"]
+        )

@@ -140,7 +140,8 @@ class JudgeWorker:
     async def run(self) -> None:
         async for batch in self.source.batches():
             self._last_turn = time.monotonic()
-            await self.handle(batch)
+            if batch:
+                await self.handle(batch)
             if self._stopping:
                 break
 

@@ -129,6 +129,7 @@ class KafkaSource(Source):
                 timeout_ms=self.cfg.fetch_timeout_ms, max_records=self.cfg.max_batch
             )
             if not data:
+                yield []  # an idle turn: lets the caller show it is alive
                 continue
             batch: list[Record] = []
             for tp, messages in data.items():
@@ -147,10 +148,21 @@ class KafkaSource(Source):
             yield batch
 
     async def ack(self, batch: Sequence[Record]) -> None:
+        consumer = self._consumer
+        if consumer is None:
+            return
+        # Progress of a partition revoked while the batch was in hand is not ours to commit:
+        # its new owner may already be past it.
+        assigned = consumer.assignment()
+        last: dict[tuple[str, int], int] = {}
         for r in batch:
-            tp = TopicPartition(r.topic, r.partition)
-            if r.offset + 1 > self._done.get(tp, -1):
-                self._done[tp] = r.offset + 1
+            key = (r.topic, r.partition)
+            if r.offset > last.get(key, -1):
+                last[key] = r.offset
+        for (topic, partition), offset in last.items():
+            tp = TopicPartition(topic, partition)
+            if tp in assigned and offset + 1 > self._done.get(tp, -1):
+                self._done[tp] = offset + 1
         await self._commit()
 
     async def _commit(self, only: Sequence[TopicPartition] | None = None) -> None:
@@ -166,8 +178,8 @@ class KafkaSource(Source):
         if not offsets:
             return
         try:
-            await consumer.commit(offsets)
-        except (CommitFailedError, KafkaError) as exc:
+            await asyncio.wait_for(consumer.commit(offsets), self.cfg.request_timeout_ms / 1000)
+        except (CommitFailedError, KafkaError, TimeoutError) as exc:
             # Not fatal: the records are delivered again (to us or the partition's new owner).
             self.commit_failures += 1
             log.warning("offset commit failed, records will be redelivered: %s", exc)

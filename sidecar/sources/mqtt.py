@@ -39,6 +39,7 @@ class MqttSource(Source):
         """Record offset (our sequence) -> (MQTT message id, QoS), until acknowledged."""
         self._seq = 0
         self._connected = False
+        self._receive: asyncio.Future[Any] | None = None
 
     def _make_client(self) -> Any:
         try:
@@ -85,8 +86,14 @@ class MqttSource(Source):
         if self._client is None:
             await self._connect()
 
+    def _cancel_receive(self) -> None:
+        receive, self._receive = self._receive, None
+        if receive is not None and not receive.done():
+            receive.cancel()  # the connection goes too: the broker redelivers unacked ones
+
     async def stop(self) -> None:
         self._stopping.set()
+        self._cancel_receive()
         client, self._client = self._client, None
         self._connected = False
         if client is not None:
@@ -116,10 +123,10 @@ class MqttSource(Source):
                 log.warning("MQTT connection lost: %s", exc)
                 await self.stop_client()
                 continue
-            if batch:
-                yield batch
+            yield batch  # empty when idle: lets the caller show it is alive
 
     async def stop_client(self) -> None:
+        self._cancel_receive()
         client, self._client = self._client, None
         self._connected = False
         if client is not None:
@@ -127,7 +134,6 @@ class MqttSource(Source):
                 await client.__aexit__(None, None, None)
 
     async def _next_batch(self) -> list[Record]:
-        messages = self._client.messages
         batch: list[Record] = []
         loop = asyncio.get_running_loop()
         deadline: float | None = None
@@ -137,10 +143,15 @@ class MqttSource(Source):
                 if deadline is None
                 else max(0.0, deadline - loop.time())
             )
-            try:
-                message = await asyncio.wait_for(anext(messages), timeout)
-            except TimeoutError:
+            # One receive stays pending across batches: cancelling it on a timeout could
+            # drop a message it had already taken off the client's queue.
+            if self._receive is None:
+                self._receive = asyncio.ensure_future(anext(self._client.messages))
+            done, _ = await asyncio.wait({self._receive}, timeout=timeout)
+            if not done:
                 break
+            receive, self._receive = self._receive, None
+            message = receive.result()
             if deadline is None:
                 deadline = loop.time() + self.cfg.batch_timeout_ms / 1000
             payload = message.payload

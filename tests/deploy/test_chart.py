@@ -403,7 +403,9 @@ def test_mqtt_source_renders_its_own_settings(render: Render) -> None:
     assert json.loads(env["LLM_SIDECAR_MQTT__TOPICS"]["value"]) == ["llm/events/#"]
     assert env["LLM_SIDECAR_MQTT__PASSWORD"]["valueFrom"]["secretKeyRef"]["name"] == "mqtt-auth"
     # Each pod its own MQTT session unless a fixed client id is asked for.
-    assert env["LLM_SIDECAR_MQTT__CLIENT_ID"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
+    assert (
+        env["LLM_SIDECAR_MQTT__CLIENT_ID"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
+    )
     fixed = env_of(container(render(set_values=["source=mqtt", "mqtt.clientId=sidecar-1"])))
     assert fixed["LLM_SIDECAR_MQTT__CLIENT_ID"]["value"] == "sidecar-1"
     assert not [n for n in env if n.startswith("LLM_SIDECAR_KAFKA__")]

@@ -190,3 +190,22 @@ async def committed_offsets(
         return {p: await consumer.committed(TopicPartition(topic, p)) for p in range(partitions)}
     finally:
         await consumer.stop()
+
+
+async def test_an_idle_consumer_stays_healthy_and_odd_timestamps_do_not_stop_it(
+    broker: EmbeddedBroker, topic_factory: Any, running: Any, registry: Any
+) -> None:
+    topic = await topic_factory()
+    app = App(kafka_settings(broker.bootstrap_servers, topic), registry=registry, serve_http=False)
+    await running(app)
+    consumer = app.source._consumer  # type: ignore[attr-defined]
+    await wait_for(lambda: bool(consumer.assignment()))
+    await asyncio.sleep(0.5)
+    first = app._last_turn
+    await asyncio.sleep(1.0)  # nothing arrives: the loop still turns
+    assert app._last_turn > first
+    assert app._healthy()
+    # Year 1 without a zone: valid for the model, but no POSIX timestamp exists for it.
+    odd = event_line(1, ts="0001-01-01T00:00:00")
+    await produce(broker.bootstrap_servers, topic, [odd, event_line(2)])
+    await wait_for(lambda: app.tally.events >= 2)

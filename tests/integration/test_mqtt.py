@@ -96,8 +96,9 @@ async def test_unacknowledged_messages_are_redelivered_to_the_same_session(mosqu
     await first.start()
     await publish(mosquitto, "llm/events/x", [event_line(i) for i in range(5)])
     batches = first.batches()
-    got = await asyncio.wait_for(anext(batches), 10)
-    assert len(got) >= 1
+    got: list[Any] = []
+    while not got:
+        got = await asyncio.wait_for(anext(batches), 10)
     # Crash before acknowledging: disconnect without PUBACKs.
     await batches.aclose()
     await first.stop()
@@ -122,8 +123,10 @@ async def test_unacknowledged_messages_are_redelivered_to_the_same_session(mosqu
     await third.start()
     batches = third.batches()
     try:
-        with pytest.raises(TimeoutError):
-            await asyncio.wait_for(anext(batches), 1.5)
+        loop = asyncio.get_running_loop()
+        until = loop.time() + 1.5
+        while loop.time() < until:  # only idle turns: nothing is delivered again
+            assert await asyncio.wait_for(anext(batches), 5) == []
     finally:
         await batches.aclose()
         await third.stop()
