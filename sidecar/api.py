@@ -104,12 +104,11 @@ class CheckApi:
             return self._error(401, "unauthorized", "a valid bearer token is required")
         if request.content_length is not None and request.content_length > self.cfg.max_body_bytes:
             return self._error(413, "too_large", f"body over {self.cfg.max_body_bytes} bytes")
-        try:
-            body = await request.content.read(self.cfg.max_body_bytes + 1)
-        except (asyncio.LimitOverrunError, ValueError):
-            return self._error(413, "too_large", f"body over {self.cfg.max_body_bytes} bytes")
-        if len(body) > self.cfg.max_body_bytes:
-            return self._error(413, "too_large", f"body over {self.cfg.max_body_bytes} bytes")
+        body = bytearray()
+        async for chunk in request.content.iter_chunked(65_536):  # chunked bodies too
+            body += chunk
+            if len(body) > self.cfg.max_body_bytes:
+                return self._error(413, "too_large", f"body over {self.cfg.max_body_bytes} bytes")
         try:
             doc = orjson.loads(body)
         except orjson.JSONDecodeError as exc:
@@ -141,7 +140,8 @@ class CheckApi:
             return self._error(503, "busy", "too many concurrent check requests")
         # The slot is released when the checks finish, not when we stop waiting for them, so
         # requests past their deadline still count against the concurrency cap.
-        work = asyncio.ensure_future(asyncio.to_thread(pipeline.run, events))
+        # track=False: gateway traffic must not disable rules of the stream it shares them with.
+        work = asyncio.ensure_future(asyncio.to_thread(pipeline.run, events, track=False))
         work.add_done_callback(lambda _: self._gate.release())
         left = deadline - (time.perf_counter() - started)
         try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import sys
 from collections.abc import Sequence
@@ -90,13 +91,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: what log collectors parse without a custom regex."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        doc = {
+            "ts": self.formatTime(record),
+            "level": record.levelname,
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        if record.exc_info:
+            doc["exc"] = self.formatException(record.exc_info)
+        return json.dumps(doc, ensure_ascii=False)
+
+
 def _setup_logging(settings: Settings | None, override: str | None) -> None:
     level = override or (settings.log_level if settings else "INFO")
+    handler = logging.StreamHandler(sys.stderr)
     if settings is not None and settings.log_format == "json":
-        fmt = '{"ts":"%(asctime)s","level":"%(levelname)s","logger":"%(name)s","msg":"%(message)s"}'
+        handler.setFormatter(JsonFormatter())
     else:
-        fmt = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
-    logging.basicConfig(level=level, format=fmt, stream=sys.stderr, force=True)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler], force=True)
     # aiokafka logs every rebalance step at INFO; keep it for debugging only.
     logging.getLogger("aiokafka").setLevel(max(logging.getLevelName(level), logging.WARNING))
 

@@ -121,23 +121,32 @@ class Pipeline:
         verdicts, stats = self.run(events)
         return verdicts, dead, stats
 
-    def run(self, events: Sequence[Event]) -> tuple[list[Verdict], BatchStats]:
+    def run(
+        self, events: Sequence[Event], *, track: bool = True
+    ) -> tuple[list[Verdict], BatchStats]:
+        """Check ``events``. ``track=False`` (the inline API, in another thread) leaves the
+        rules' timeout bookkeeping alone, so only the stream disables a rule."""
         stats = BatchStats.empty(len(self.rules))
-        verdicts = [self._evaluate(event, stats) for event in events]
+        verdicts = [self._evaluate(event, stats, track) for event in events]
         stats.events = len(verdicts)
         stats.failed_events = sum(not v.passed for v in verdicts)
         return verdicts, stats
 
-    def _evaluate(self, event: Event, stats: BatchStats) -> Verdict:
+    def _evaluate(self, event: Event, stats: BatchStats, track: bool = True) -> Verdict:
         checks: dict[str, Outcome] = {}
         all_passed = True
         clock = time.perf_counter
         scan_of = self._scan_of
         found: list[frozenset[str] | None] = [None] * len(self._scanners)
+        texts: dict[str, str | None] = {}
         for i, rule in enumerate(self.rules):
             if rule.disabled or (rule.when is not None and not rule.when(event)):
                 continue
-            text = event.text(rule.field)
+            field = rule.field
+            if field in texts:
+                text = texts[field]
+            else:
+                text = texts[field] = event.text(field)
             if text is None:
                 if rule.requires_text:
                     continue
@@ -158,7 +167,8 @@ class Pipeline:
                 stats.seconds[i] += clock() - start
                 stats.counts[i][TIMEOUT] += 1
                 checks[rule.id] = Outcome(None, None, f"timeout: {exc}")
-                self._timed_out(rule, stats)
+                if track:
+                    self._timed_out(rule, stats)
                 continue
             except CheckError as exc:
                 # The event lacks what the check needs (no ground truths, say).
@@ -180,7 +190,8 @@ class Pipeline:
                 checks[rule.id] = Outcome(None, None, f"error: {type(exc).__name__}")
                 continue
             stats.seconds[i] += clock() - start
-            rule.consecutive_timeouts = 0
+            if track:
+                rule.consecutive_timeouts = 0
             ok = rule.passed(value)
             if ok:
                 stats.counts[i][PASS] += 1

@@ -176,3 +176,34 @@ async def test_the_openapi_document_is_served(api: Any) -> None:
 async def test_the_api_can_be_switched_off(api: Any) -> None:
     client, _ = await api(enabled=False)
     assert (await client.post("/v1/check", json={"id": "a", "response": "ok"})).status_code == 404
+
+
+async def test_large_and_chunked_bodies_are_read_whole(api: Any) -> None:
+    client, _ = await api()
+    big = {"id": "big", "response": "fine words " * 60_000}  # ~660 KB, one piece
+    r = await client.post("/v1/check", json=big)
+    assert r.status_code == 200, r.text
+    body = b'{"id": "chunked", "response": "' + b"x" * 100_000 + b'"}'
+
+    async def chunks() -> Any:
+        for i in range(0, len(body), 7_000):
+            yield body[i : i + 7_000]
+            await asyncio.sleep(0)
+
+    r = await client.post(
+        "/v1/check", content=chunks(), headers={"Content-Type": "application/json"}
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["id"] == "chunked"
+
+
+async def test_gateway_traffic_does_not_disable_stream_rules(api: Any, tmp_path: Path) -> None:
+    client, _ = await api(
+        rules="rules:\n  - {id: evil, check: regex, params: {pattern: '(a|aa)+$', timeout_ms: 5}}\n"
+    )
+    event = {"id": "a", "response": "a" * 3000 + "b"}
+    for _ in range(8):  # more than limits.check_timeouts_to_disable
+        r = await client.post("/v1/check", json=event)
+        assert r.json()["checks"]["evil"]["detail"].startswith("timeout")
+    r = await client.post("/v1/check", json=event)
+    assert "evil" in r.json()["checks"]  # still enabled

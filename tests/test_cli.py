@@ -137,3 +137,21 @@ def test_validate_checks_the_judge_settings_of_rule_files(
     assert "api_key" in capsys.readouterr().err
     bad.write_text("judge: {sample_rate: 0.2, metrics: [faithfulness]}\nrules: []\n")
     assert main(["validate", str(bad)]) == 0
+
+
+def test_json_logs_are_one_valid_object_per_line(tmp_path: Path) -> None:
+    import json
+
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "log_format: json\n"
+        "kafka: {bootstrap_servers: '127.0.0.1:1', request_timeout_ms: 2000}\n"
+        "http: {host: 127.0.0.1, port: 0}\n"
+    )
+    result = run("--log-level", "DEBUG", "run", "--config", str(config))
+    assert result.returncode == 1
+    lines = [line for line in result.stderr.splitlines() if line.startswith("{")]
+    assert lines
+    for line in lines:
+        doc = json.loads(line)
+        assert {"ts", "level", "logger", "msg"} <= set(doc)
