@@ -30,14 +30,14 @@ from prometheus_client import CollectorRegistry
 
 from .api import CheckApi
 from .checks.reachability import ProberCollector
-from .errors import ConfigError, RuleSetError, SourceError
+from .errors import ConfigError, RuleSetError
 from .judge.service import JudgeService, ScoreCallback
 from .metrics import SidecarMetrics
-from .pipeline import DeadLetter, Pipeline, Tally, Verdict
+from .pipeline import Pipeline, Tally, Verdict
 from .rules import RuleSet, bundled_path, load_rules
 from .server import HttpServer
 from .settings import Settings
-from .sinks import KafkaSink, Sink
+from .sinks import KafkaSink, Sink, write_until_acknowledged
 from .sources.base import Record, Source
 from .windows import Windows
 
@@ -98,6 +98,7 @@ class App:
                     settings.kafka,
                     dlq_max_bytes=settings.limits.dlq_max_bytes,
                     judge_topic=judge_topic,
+                    max_request_bytes=max(1_048_576, settings.limits.max_event_bytes + 65_536),
                 )
                 if kafka
                 else Sink()
@@ -138,6 +139,7 @@ class App:
         self._started = False
         self._last_turn = time.monotonic()
         self._mtimes: dict[Path, float] = {}
+        self._seen: dict[str, int] = {}
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -201,6 +203,7 @@ class App:
             self._last_turn = time.monotonic()
             if batch:
                 await self.handle(batch)
+            self._export_progress()
             if self._stopping:
                 break
         self._last_turn = time.monotonic()
@@ -233,30 +236,34 @@ class App:
         # loses no sampled work.
         sampled = self.judge.select(verdicts) if self.publish_samples and self.judge else []
         judged = [self._judged.popleft() for _ in range(len(self._judged))]
-        await self._write(dead, [*verdicts, *judged] if judged else verdicts, sampled)
+        await write_until_acknowledged(
+            self.sink,
+            dead,
+            [*verdicts, *judged] if judged else verdicts,
+            sampled,
+            on_retry=lambda _: m.dlq_write_failures.inc(),
+        )
         await self.source.ack(batch)
         m.batch_seconds.observe(time.perf_counter() - started)
-        for (topic, partition), lag in self.source.lag().items():
-            m.lag.labels(topic, str(partition)).set(lag)
         return verdicts
 
-    async def _write(
-        self,
-        dead: Sequence[DeadLetter],
-        verdicts: Sequence[Verdict],
-        sampled: Sequence[tuple[Verdict, float]] = (),
-    ) -> None:
-        """Write until the broker acknowledges: an unwritten dead letter must not be committed."""
-        delay = 0.1
-        while True:
-            try:
-                await self.sink.write(dead, verdicts, sampled)
-                return
-            except SourceError as exc:
-                self.metrics.dlq_write_failures.inc()
-                log.warning("sink write failed, retrying in %.1fs: %s", delay, exc)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 5.0)
+    def _export_progress(self) -> None:
+        """Counters kept by the source and sink, and the lag snapshot: once per loop turn."""
+        m = self.metrics
+        m.lag = self.source.lag()
+        for result, total in (
+            ("success", self.source.commit_successes),
+            ("failure", self.source.commit_failures),
+        ):
+            seen = self._seen.get(result, 0)
+            if total > seen:
+                m.commits.labels(result).inc(total - seen)
+                self._seen[result] = total
+        for kind, total in self.sink.dropped.items():
+            seen = self._seen.get(kind, 0)
+            if total > seen:
+                m.sink_drops.labels(kind).inc(total - seen)
+                self._seen[kind] = total
 
     def _observe_age(self, verdicts: Sequence[Verdict], batch: Sequence[Record]) -> None:
         """Observe the oldest event of the batch: how stale the freshest verdicts can be."""

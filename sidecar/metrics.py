@@ -14,6 +14,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from . import __version__
 from .errors import DecodeReason
@@ -137,12 +139,17 @@ class SidecarMetrics:
         )
         for result in ("success", "failure"):
             self.commits.labels(result)
-        self.lag = Gauge(
-            "llm_sidecar_consumer_lag",
-            "Records in a partition not yet processed (high-water mark minus position).",
-            ["topic", "partition"],
+        self.lag: dict[tuple[str, int], int] = {}
+        """Set by the app every loop turn; exported at scrape time (assigned partitions only)."""
+        registry.register(_LagCollector(self))
+        self.sink_drops = Counter(
+            "llm_sidecar_sink_records_dropped",
+            "Records the broker refused for good (too large, invalid), by kind.",
+            ["kind"],
             registry=r,
         )
+        for kind in ("dlq", "verdict", "judge"):
+            self.sink_drops.labels(kind)
         self.label_folds = Counter(
             "llm_sidecar_label_values_folded",
             "Label values exported as 'other' because they are not allowed.",
@@ -205,3 +212,28 @@ class SidecarMetrics:
             if new:
                 self.label_folds.labels(name).inc(new)
                 self._folds_seen[name] = folder.folded
+
+
+class _LagCollector(Collector):
+    """``llm_sidecar_consumer_lag`` from the app's latest snapshot, so partitions revoked in a
+    rebalance disappear instead of keeping their last value."""
+
+    def __init__(self, metrics: SidecarMetrics) -> None:
+        self.metrics = metrics
+
+    def describe(self) -> list[Metric]:
+        return [self._family()]
+
+    def collect(self) -> Iterable[Metric]:
+        family = self._family()
+        for (topic, partition), lag in sorted(self.metrics.lag.items()):
+            family.add_metric([topic, str(partition)], lag)
+        return [family]
+
+    @staticmethod
+    def _family() -> GaugeMetricFamily:
+        return GaugeMetricFamily(
+            "llm_sidecar_consumer_lag",
+            "Records in a partition not yet processed (high-water mark minus position).",
+            labels=["topic", "partition"],
+        )

@@ -7,6 +7,7 @@ reach Kafka should leave the Service, not be killed).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from types import TracebackType
@@ -80,7 +81,8 @@ class HttpServer:
         await self.stop()
 
     async def _metrics(self, request: web.Request) -> web.Response:
-        body = generate_latest(self.registry)
+        # Off the event loop: a large exposition must not pause the batch loop or heartbeats.
+        body = await asyncio.to_thread(generate_latest, self.registry)
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     async def _healthz(self, request: web.Request) -> web.Response:

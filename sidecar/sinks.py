@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
@@ -27,6 +27,7 @@ __all__ = [
     "Sink",
     "dlq_headers",
     "judge_record",
+    "write_until_acknowledged",
 ]
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,10 @@ def dlq_headers(dead: DeadLetter, truncated: bool) -> list[tuple[str, bytes]]:
 
 class Sink:
     """Writes nothing; the base of real sinks and what replay uses."""
+
+    def __init__(self) -> None:
+        self.dropped: dict[str, int] = {}
+        """Records refused for good, by kind (dlq, verdict, judge)."""
 
     async def start(self) -> None:
         return None
@@ -88,11 +93,14 @@ class KafkaSink(Sink):
         dlq_max_bytes: int,
         judge_topic: str | None = None,
         send_timeout_s: float = 30.0,
+        max_request_bytes: int = 1_048_576,
     ) -> None:
+        super().__init__()
         self.cfg = cfg
         self.judge_topic = judge_topic
         self.dlq_max_bytes = dlq_max_bytes
         self.send_timeout_s = send_timeout_s
+        self.max_request_bytes = max_request_bytes
         self._producer: AIOKafkaProducer | None = None
 
     async def start(self) -> None:
@@ -104,6 +112,8 @@ class KafkaSink(Sink):
             acks="all",
             enable_idempotence=False,
             linger_ms=5,
+            # Room for the largest event the source accepts, plus headers.
+            max_request_size=self.max_request_bytes,
             **client_options(self.cfg),
         )
         try:
@@ -120,47 +130,100 @@ class KafkaSink(Sink):
         if producer is not None:
             await producer.stop()
 
+    def _records(
+        self,
+        dead: Sequence[DeadLetter],
+        verdicts: Sequence[Verdict],
+        sampled: Sequence[tuple[Verdict, float]],
+    ) -> Iterator[tuple[str, str, bytes, bytes | None, list[tuple[str, bytes]] | None]]:
+        """(kind, topic, value, key, headers) of every record this batch writes."""
+        if self.cfg.dlq_topic:
+            for d in dead:
+                value = d.record.value
+                truncated = len(value) > self.dlq_max_bytes
+                yield (
+                    "dlq",
+                    self.cfg.dlq_topic,
+                    value[: self.dlq_max_bytes] if truncated else value,
+                    d.record.key,
+                    dlq_headers(d, truncated),
+                )
+        if self.cfg.verdict_topic:
+            for v in verdicts:
+                yield "verdict", self.cfg.verdict_topic, v.to_json(), v.id.encode(), None
+        if self.judge_topic:
+            for v, weight in sampled:
+                value, headers = judge_record(v, weight)
+                yield "judge", self.judge_topic, value, v.id.encode(), headers
+
     async def write(
         self,
         dead: Sequence[DeadLetter],
         verdicts: Sequence[Verdict],
         sampled: Sequence[tuple[Verdict, float]] = (),
     ) -> None:
+        """Write and wait for the broker's acknowledgements.
+
+        A record the broker can never take (too large, invalid) is dropped, logged and counted
+        in ``dropped`` rather than retried forever; any other failure raises
+        :class:`SourceError` and the caller writes the whole batch again.
+        """
         producer = self._producer
         if producer is None:
             return
-        futures: list[asyncio.Future[object]] = []
+        pending: list[tuple[str, str, asyncio.Future[object]]] = []
         try:
-            if self.cfg.dlq_topic:
-                for d in dead:
-                    value = d.record.value
-                    truncated = len(value) > self.dlq_max_bytes
-                    futures.append(
-                        await producer.send(
-                            self.cfg.dlq_topic,
-                            value=value[: self.dlq_max_bytes] if truncated else value,
-                            key=d.record.key,
-                            headers=dlq_headers(d, truncated),
-                        )
-                    )
-            if self.cfg.verdict_topic:
-                for v in verdicts:
-                    futures.append(
-                        await producer.send(
-                            self.cfg.verdict_topic, value=v.to_json(), key=v.id.encode()
-                        )
-                    )
-            if self.judge_topic:
-                for v, weight in sampled:
-                    value, headers = judge_record(v, weight)
-                    futures.append(
-                        await producer.send(
-                            self.judge_topic, value=value, key=v.id.encode(), headers=headers
-                        )
-                    )
-            if futures:
-                await asyncio.wait_for(asyncio.gather(*futures), self.send_timeout_s)
+            for kind, topic, value, key, headers in self._records(dead, verdicts, sampled):
+                try:
+                    future = await producer.send(topic, value=value, key=key, headers=headers)
+                except KafkaError as exc:
+                    if exc.retriable:
+                        raise
+                    self._drop(kind, topic, exc)
+                    continue
+                pending.append((kind, topic, future))
+            if not pending:
+                return
+            results = await asyncio.wait_for(
+                asyncio.gather(*(f for _, _, f in pending), return_exceptions=True),
+                self.send_timeout_s,
+            )
         except (KafkaError, TimeoutError) as exc:
-            for f in futures:
+            for _, _, f in pending:
                 f.cancel()
             raise SourceError(f"writing to Kafka failed: {exc!r}") from exc
+        retry: BaseException | None = None
+        for (kind, topic, _), result in zip(pending, results, strict=True):
+            if isinstance(result, KafkaError) and not result.retriable:
+                self._drop(kind, topic, result)
+            elif isinstance(result, BaseException):
+                retry = result
+        if retry is not None:
+            raise SourceError(f"writing to Kafka failed: {retry!r}") from retry
+
+    def _drop(self, kind: str, topic: str, exc: KafkaError) -> None:
+        self.dropped[kind] = self.dropped.get(kind, 0) + 1
+        log.error("a %s record for topic %s was refused for good and dropped: %r", kind, topic, exc)
+
+
+async def write_until_acknowledged(
+    sink: Sink,
+    dead: Sequence[DeadLetter],
+    verdicts: Sequence[Verdict],
+    sampled: Sequence[tuple[Verdict, float]] = (),
+    *,
+    on_retry: Callable[[SourceError], None] | None = None,
+) -> None:
+    """Write until the broker acknowledges, backing off (0.1 s doubling to 5 s) between tries:
+    nothing after an unwritten record may be committed."""
+    delay = 0.1
+    while True:
+        try:
+            await sink.write(dead, verdicts, sampled)
+            return
+        except SourceError as exc:
+            if on_retry is not None:
+                on_retry(exc)
+            log.warning("sink write failed, retrying in %.1fs: %s", delay, exc)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 5.0)

@@ -23,7 +23,7 @@ from ..pipeline import Verdict
 from ..rules import RuleSet
 from ..server import HttpServer
 from ..settings import Settings
-from ..sinks import WEIGHT_HEADER, KafkaSink
+from ..sinks import WEIGHT_HEADER, KafkaSink, write_until_acknowledged
 from ..sources.base import Record
 from ..sources.kafka import KafkaSource
 from .service import JudgeService
@@ -161,7 +161,7 @@ class JudgeWorker:
         self.judged += await self.service.judge_now(chosen)
         verdicts = [v for v, _ in chosen if v.judge]
         if verdicts:
-            await self.sink.write((), verdicts)
+            await write_until_acknowledged(self.sink, (), verdicts)
         await self.source.ack(batch)
         return verdicts
 

@@ -33,6 +33,9 @@ class Source(ABC):
     """Base class: ``start()``, ``batches()``, ``ack()``, idempotent ``stop()``."""
 
     name: str = "source"
+    commit_successes: int = 0
+    """Acknowledgements upstream that succeeded / failed (Kafka offset commits)."""
+    commit_failures: int = 0
 
     @abstractmethod
     async def start(self) -> None: ...

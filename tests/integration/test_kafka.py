@@ -74,8 +74,18 @@ async def test_events_are_checked_and_counted_in_metrics(
         value(m, "llm_sidecar_rule_results_total", rule="no-placeholder-text", result="pass") == 40
     )
     assert value(m, "llm_sidecar_batch_processing_seconds_count") >= 1
+    assert value(m, "llm_sidecar_offset_commits_total", result="success") >= 1
+    assert value(m, "llm_sidecar_offset_commits_total", result="failure") == 0
     # Lag is known per assigned partition and reaches zero once everything is handled.
     await wait_for(lambda: len(app.source.lag()) == 2 and sum(app.source.lag().values()) == 0)
+    await wait_for(lambda: len(app.metrics.lag) == 2)
+    lag = {
+        labels: v
+        for (n, labels), v in samples(registry_text(registry)).items()
+        if n == "llm_sidecar_consumer_lag"
+    }
+    assert len(lag) == 2
+    assert set(lag.values()) == {0.0}
 
 
 async def test_malformed_records_go_to_the_dlq_with_their_reason(
@@ -209,3 +219,34 @@ async def test_an_idle_consumer_stays_healthy_and_odd_timestamps_do_not_stop_it(
     odd = event_line(1, ts="0001-01-01T00:00:00")
     await produce(broker.bootstrap_servers, topic, [odd, event_line(2)])
     await wait_for(lambda: app.tally.events >= 2)
+
+
+async def test_a_record_the_broker_can_never_take_is_dropped_and_counted(
+    broker: EmbeddedBroker, topic_factory: Any
+) -> None:
+    from sidecar.events import Event
+    from sidecar.pipeline import Verdict
+    from sidecar.settings import KafkaSettings
+    from sidecar.sinks import KafkaSink
+
+    verdicts_topic = await topic_factory(prefix="verdicts")
+    judge_topic = await topic_factory(prefix="judge")
+    sink = KafkaSink(
+        KafkaSettings(
+            bootstrap_servers=broker.bootstrap_servers, dlq_topic=None, verdict_topic=verdicts_topic
+        ),
+        dlq_max_bytes=1000,
+        judge_topic=judge_topic,
+        max_request_bytes=4096,
+    )
+    await sink.start()
+    try:
+        small = Verdict(Event(id="small", response="ok"), {}, "v")
+        huge = Verdict(Event(id="huge", response="x" * 10_000), {}, "v")
+        await sink.write((), [small], [(small, 1.0), (huge, 2.0)])  # does not raise
+    finally:
+        await sink.stop()
+    assert sink.dropped == {"judge": 1}
+    written = await read_topic(broker.bootstrap_servers, judge_topic, expect=1, timeout=5)
+    assert [r.key for r in written] == [b"small"]
+    assert len(await read_topic(broker.bootstrap_servers, verdicts_topic, expect=1)) == 1
