@@ -93,6 +93,11 @@ class App:
         if sink is None:
             # The MQTT source has no Kafka to write to: dead letters are counted and logged.
             kafka = settings.source == "kafka"
+            if not kafka and (settings.kafka.verdict_topic or judge_topic):
+                log.warning(
+                    "source is mqtt: kafka.verdict_topic and judge.topic are not written "
+                    "(dead letters are counted and logged only)"
+                )
             sink = (
                 KafkaSink(
                     settings.kafka,
@@ -173,10 +178,15 @@ class App:
         if self.http is not None:
             await self.http.stop()
         await self.source.stop()
-        await self.sink.stop()
         if self.judge is not None:
             # After the last commit: judging is best effort and must not hold offsets back.
             await self.judge.stop(self.settings.judge.drain_timeout_s)
+        if self._judged:  # scores that finished during the drain: one try, no retries
+            judged = list(self._judged)
+            self._judged.clear()
+            with contextlib.suppress(SourceError):
+                await self.sink.write((), judged)
+        await self.sink.stop()
         self._started = False
 
     async def __aenter__(self) -> Self:

@@ -8,6 +8,7 @@ read the environment themselves. Secrets are ``SecretStr`` so they never reach l
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any, Final, Literal, cast
@@ -313,11 +314,37 @@ def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
             raise ConfigError(f"config file {config} must hold a mapping at the top level")
         config_dict = SettingsConfigDict(**{**Settings.model_config, "yaml_file": config})
         cls = cast("type[Settings]", type("Settings", (Settings,), {"model_config": config_dict}))
+    _check_environment()
     try:
         return cls(**overrides)
     except ValidationError as exc:
         where = f" (from {config} and the environment)" if config else " (from the environment)"
         raise ConfigError(f"invalid settings{where}:\n{format_validation_error(exc)}") from None
+
+
+_NOT_SETTINGS = frozenset({"LLM_SIDECAR_TANSU_BIN"})
+"""Variables with our prefix that are read elsewhere, not by Settings."""
+
+
+def _check_environment() -> None:
+    """Refuse ``LLM_SIDECAR_*`` variables that name no setting.
+
+    pydantic-settings ignores them, so ``LLM_SIDECAR_KAFKA_BOOTSTRAP_SERVERS`` (one underscore
+    short of nesting) would silently leave the default in place.
+    """
+    fields = {name.upper() for name in Settings.model_fields}
+    unknown = sorted(
+        key
+        for key in os.environ
+        if key.startswith("LLM_SIDECAR_")
+        and key not in _NOT_SETTINGS
+        and key.removeprefix("LLM_SIDECAR_").split("__", 1)[0] not in fields
+    )
+    if unknown:
+        raise ConfigError(
+            f"unknown setting in the environment: {', '.join(unknown)} "
+            "(nested settings take a double underscore, e.g. LLM_SIDECAR_KAFKA__TOPICS)"
+        )
 
 
 def format_validation_error(exc: ValidationError, limit: int = 20) -> str:

@@ -62,3 +62,16 @@ def test_a_failing_run_logs_no_secret_even_at_debug(tmp_path: Path) -> None:
     assert "cannot reach Kafka" in result.stderr
     assert "DEBUG" in result.stderr  # debug logging really was on
     assert CANARY not in result.stderr + result.stdout
+
+
+def test_misspelled_environment_settings_are_refused(monkeypatch: object) -> None:
+    import pytest
+
+    from sidecar.errors import ConfigError
+
+    monkeypatch.setenv("LLM_SIDECAR_KAFKA_BOOTSTRAP_SERVERS", "kafka:9092")  # type: ignore[attr-defined]
+    with pytest.raises(ConfigError, match="LLM_SIDECAR_KAFKA_BOOTSTRAP_SERVERS"):
+        load_settings()
+    monkeypatch.delenv("LLM_SIDECAR_KAFKA_BOOTSTRAP_SERVERS")  # type: ignore[attr-defined]
+    monkeypatch.setenv("LLM_SIDECAR_KAFKA__BOOTSTRAP_SERVERS", "kafka:9092")  # type: ignore[attr-defined]
+    assert load_settings().kafka.bootstrap_servers == "kafka:9092"
