@@ -30,7 +30,7 @@ from prometheus_client import CollectorRegistry
 
 from .api import CheckApi
 from .checks.reachability import ProberCollector
-from .errors import ConfigError, RuleSetError
+from .errors import ConfigError, RuleSetError, SourceError
 from .judge.service import JudgeService, ScoreCallback
 from .metrics import SidecarMetrics
 from .pipeline import Pipeline, Tally, Verdict
