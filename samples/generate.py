@@ -22,6 +22,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from sidecar.checks.rgb import (
+    ERROR_DETECTION_KEYWORDS,
+    PRIMARY_REJECTION_PHRASES,
+    REJECTION_KEYWORDS,
+)
+
 SEED = 20250603
 START = datetime(2025, 6, 3, 14, 0, 0, tzinfo=UTC)
 HERE = Path(__file__).resolve().parent
@@ -49,51 +55,10 @@ REFUSAL_MARKERS = [
     "apologize",
     "unfortunately",
 ]
-# Negative-rejection keywords (RGB): a rejection must contain one, a supported answer none.
-REJECTION_MARKERS = [
-    "insufficient information",
-    "can not answer",
-    "cannot answer",
-    "i don't know",
-    "i cannot",
-    "i can't",
-    "unable to",
-    "not able to",
-    "no information",
-    "cannot determine",
-    "not enough information",
-    "don't have enough",
-    "unable to determine",
-    "cannot find",
-    "no relevant",
-    "not mentioned",
-    "not provided",
-    "not specified",
-    "unclear",
-    "unknown",
-    "i'm not sure",
-    "i am not sure",
-    "cannot be determined",
-    "information is not available",
-    "does not provide",
-]
-# Error-detection keywords (RGB counterfactual robustness).
-DETECTION_MARKERS = [
-    "incorrect",
-    "wrong",
-    "false",
-    "error",
-    "mistake",
-    "inaccurate",
-    "not true",
-    "not correct",
-    "contradicts",
-    "actually",
-    "in fact",
-    "however",
-    "the correct answer",
-    "should be",
-]
+# The RGB markers, as the checks use them: a rejection must contain a rejection phrase, a
+# supported answer none; a flagged counterfactual must contain a detection keyword.
+REJECTION_MARKERS = [*PRIMARY_REJECTION_PHRASES, *REJECTION_KEYWORDS]
+DETECTION_MARKERS = list(ERROR_DETECTION_KEYWORDS)
 
 
 def has_any(text: str, markers: list[str]) -> bool:
