@@ -309,3 +309,21 @@ def test_precision_and_recall_floors(scope: str) -> None:
     min_precision, min_recall = FLOORS[scope]
     assert precision >= min_precision, f"{scope} precision {precision:.3f}"
     assert recall >= min_recall, f"{scope} recall {recall:.3f}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I won't invent customer reviews, but I can help you ask real customers for them.",
+        "Sorry, I won't set aside my instructions.",
+        "Unfortunately, that's not something I can do.",
+        "That information is not mentioned in any of the documents provided.",
+    ],
+)
+def test_refusals_seen_in_the_sample_stream(text: str) -> None:
+    from sidecar.checks.base import CheckContext
+    from sidecar.checks.refusal import Refusal, RefusalParams
+    from sidecar.events import Event
+
+    check = Refusal(RefusalParams(), CheckContext())
+    assert check(text, Event(id="x", response=text)).value is True
