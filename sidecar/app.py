@@ -23,8 +23,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
-from typing import Protocol, Self
+from typing import Protocol
 
 from prometheus_client import CollectorRegistry
 
@@ -32,6 +31,7 @@ from .api import CheckApi
 from .checks.reachability import ProberCollector
 from .errors import ConfigError, RuleSetError, SourceError
 from .judge.service import JudgeService, ScoreCallback
+from .lifecycle import Lifecycle
 from .metrics import SidecarMetrics
 from .pipeline import Pipeline, Tally, Verdict
 from .rules import RuleSet, bundled_path, load_rules
@@ -72,7 +72,7 @@ def default_source(settings: Settings) -> Source:
     return KafkaSource(settings.kafka)
 
 
-class App:
+class App(Lifecycle):
     """One llm-sidecar process: a source, the pipeline, sinks, metrics and the HTTP endpoint."""
 
     def __init__(
@@ -188,15 +188,6 @@ class App:
                 await self.sink.write((), judged)
         await self.sink.stop()
         self._started = False
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.stop()
 
     def request_stop(self) -> None:
         """Begin the drain: stop fetching; the loop ends after the batch in hand."""

@@ -10,13 +10,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from types import TracebackType
-from typing import Self
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 from .errors import ConfigError
+from .lifecycle import Lifecycle
 from .settings import HttpSettings
 
 __all__ = ["HttpServer"]
@@ -24,7 +23,7 @@ __all__ = ["HttpServer"]
 log = logging.getLogger(__name__)
 
 
-class HttpServer:
+class HttpServer(Lifecycle):
     """Serves the registry and the probes; more routes can be added before ``start()``."""
 
     def __init__(
@@ -70,15 +69,6 @@ class HttpServer:
         runner, self._runner = self._runner, None
         if runner is not None:
             await runner.cleanup()
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.stop()
 
     async def _metrics(self, request: web.Request) -> web.Response:
         # Off the event loop: a large exposition must not pause the batch loop or heartbeats.

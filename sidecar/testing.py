@@ -24,13 +24,13 @@ import socket
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Literal
 
 import orjson
 from aiohttp import web
 
 from .judge.prompts import parse_marker
+from .lifecycle import Lifecycle
 
 __all__ = ["Fault", "ScriptedJudge", "default_answer"]
 
@@ -147,7 +147,7 @@ def default_answer(step: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     return {"error": f"unknown step {step}"}
 
 
-class ScriptedJudge:
+class ScriptedJudge(Lifecycle):
     """An OpenAI-compatible chat-completions server on 127.0.0.1 that answers judge prompts.
 
     ``delay_s`` slows every answer (a slow judge). ``requests`` keeps the last 10,000 decoded
@@ -241,15 +241,6 @@ class ScriptedJudge:
         self._release.set()
         if runner is not None:
             await runner.cleanup()
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.stop()
 
     # -- serving ---------------------------------------------------------------------------
 

@@ -25,8 +25,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, Self
+from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -35,6 +34,7 @@ from prometheus_client.registry import Collector
 
 from ..errors import ConfigError
 from ..events import Event
+from ..lifecycle import Lifecycle
 from ..sampler import RequestBudget, Sampler, TokenBudget
 from . import metrics as m
 from .client import ClientMetrics, JudgeClient, JudgeFailure
@@ -374,7 +374,7 @@ class _Job:
     weight: float
 
 
-class JudgeService:
+class JudgeService(Lifecycle):
     """Sampled, bounded, non-blocking LLM judging of verdicts; see the module docstring."""
 
     def __init__(
@@ -447,15 +447,6 @@ class JudgeService:
         if abandoned:
             self.sampler.count_skip("stopped", abandoned)
         await self.client.aclose()
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.stop()
 
     # -- configuration ---------------------------------------------------------------------
 

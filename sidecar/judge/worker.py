@@ -12,13 +12,12 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from types import TracebackType
-from typing import Self
 
 from prometheus_client import CollectorRegistry
 
 from ..errors import DecodeError, RuleSetError
 from ..events import decode
+from ..lifecycle import Lifecycle
 from ..pipeline import Verdict
 from ..rules import RuleSet
 from ..server import HttpServer
@@ -45,7 +44,7 @@ def parse_weight(record: Record) -> float:
     return 1.0
 
 
-class JudgeWorker:
+class JudgeWorker(Lifecycle):
     """Consumes the judge topic; same lifecycle as :class:`~sidecar.app.App`."""
 
     def __init__(
@@ -127,15 +126,6 @@ class JudgeWorker:
         await self.sink.stop()
         await self.service.stop(self.settings.judge.drain_timeout_s)
         self._started = False
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.stop()
 
     async def run(self) -> None:
         async for batch in self.source.batches():

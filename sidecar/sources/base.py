@@ -7,11 +7,11 @@ may it acknowledge them upstream. That is the whole at-least-once contract.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from types import TracebackType
-from typing import Self
+
+from ..lifecycle import Lifecycle
 
 __all__ = ["Record", "Source"]
 
@@ -29,20 +29,13 @@ class Record:
     headers: tuple[tuple[str, bytes], ...] = ()
 
 
-class Source(ABC):
+class Source(Lifecycle):
     """Base class: ``start()``, ``batches()``, ``ack()``, idempotent ``stop()``."""
 
     name: str = "source"
     commit_successes: int = 0
     """Acknowledgements upstream that succeeded / failed (Kafka offset commits)."""
     commit_failures: int = 0
-
-    @abstractmethod
-    async def start(self) -> None: ...
-
-    @abstractmethod
-    async def stop(self) -> None:
-        """Release everything; safe to call twice and after a failed start."""
 
     @abstractmethod
     def batches(self) -> AsyncIterator[list[Record]]:
@@ -63,12 +56,3 @@ class Source(ABC):
     def lag(self) -> dict[tuple[str, int], int]:
         """Records behind the end of each assigned partition, where the source knows it."""
         return {}
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.stop()
