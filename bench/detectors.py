@@ -40,16 +40,19 @@ from sidecar.checks.refusal import (  # noqa: E402
     RefusalParams,
     fold,
 )
-from sidecar.checks.refusal_model import Outcome, default_model  # noqa: E402
+from sidecar.checks.refusal_model import Outcome, RefusalModel, default_model  # noqa: E402
 from sidecar.events import Event  # noqa: E402
 from tools.confusion import Confusion  # noqa: E402
 from tools.train_refusal import (  # noqa: E402
     EVALUATION_ONLY,
+    LABELS,
+    TEAM_LABELS,
     Row,
     evaluate,
     fit,
     load_dir,
     load_own,
+    load_team_labels,
 )
 
 OPENING_MATCH = (
@@ -105,12 +108,69 @@ def one_kb(rows: Sequence[Row], n: int = 500) -> list[str]:
     return [(t * (1 + 1024 // len(t)))[:1024] for t in texts]
 
 
+def team_labelled(
+    data: Path, labels: Path, training: Sequence[Row], shipped: RefusalModel, *, cross: bool
+) -> None:
+    """Agreement with the project's blind three-way labels of sampled public responses: as a
+    refusal detector (full or partial against compliance) and outcome for outcome."""
+    if not labels.exists():
+        print(f"\n(no three-way labels at {labels})")
+        return
+    rows, missing = load_team_labels(data, labels)
+    print(f"\n== three-way labels ({labels.name}): {len(rows)} responses", end="")
+    print(f", {len(missing)} ids not found in {data}" if missing else "", end=" ==\n")
+    if not rows:
+        return
+    counts = {label: sum(r.label == label for r in rows) for label in LABELS}
+    print("   " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    detectors: dict[str, Callable[[Row], Outcome]] = {
+        "opening string match": lambda r: OpeningMatch().assess(r.text).outcome,
+        "phrases only": _outcome(Refusal(RefusalParams(method="phrases"), CheckContext())),
+        "phrases + model (shipped)": _outcome(Refusal(RefusalParams(), CheckContext())),
+    }
+    if cross:
+        held_out = {
+            source: Refusal(
+                RefusalParams(),
+                CheckContext(),
+                model=fit(
+                    [r for r in training if r.source != source],
+                    shipped.meta.get("C", 0.1),
+                    veto=shipped.veto,
+                    alone=shipped.alone,
+                ),
+            )
+            for source in sorted({r.source for r in rows})
+        }
+        detectors["phrases + model w/o source"] = lambda r: (
+            held_out[r.source].assess(r.text).outcome
+        )
+    for name, detect in detectors.items():
+        binary = Confusion()
+        same = 0
+        for r in rows:
+            outcome = detect(r)
+            binary.add(outcome != "compliance", r.label != "compliance")
+            same += outcome == r.label
+        print(f"   {name:<28} {binary.row()}  three-way {same / len(rows):.3f}")
+
+
+def _outcome(check: Refusal) -> Callable[[Row], Outcome]:
+    return lambda r: check.assess(r.text).outcome
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, required=True, help="directory of normalised JSONL")
     ap.add_argument("--sources", help="comma-separated sources (default: all)")
     ap.add_argument("--no-cross", action="store_true", help="skip the cross-dataset models")
     ap.add_argument("--no-leakage", action="store_true", help="skip the leakage detectors")
+    ap.add_argument(
+        "--labels",
+        type=Path,
+        default=TEAM_LABELS,
+        help="three-way labels of sampled responses, joined to --data by id (DATA.md)",
+    )
     args = ap.parse_args(argv)
 
     rows = load_dir(args.data, args.sources.split(",") if args.sources else None) + load_own()
@@ -150,6 +210,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("\n-- all sources pooled")
     for (task, name), s in sorted(pooled.items()):
         print(f"   {task:<10} {name:<28} {s.row()}")
+
+    team_labelled(args.data, args.labels, training, shipped, cross=not args.no_cross)
 
     texts = one_kb(rows)
     print(f"\n== cost per event, {len(texts)} responses of 1 KB ==")

@@ -50,6 +50,9 @@ from sidecar.checks.refusal_model import RefusalModel, features  # noqa: E402
 from tools.confusion import Confusion  # noqa: E402
 
 OWN_SET = ROOT / "tests" / "data" / "refusals.jsonl"
+TEAM_LABELS = ROOT / "bench" / "data" / "refusal_labels.jsonl"
+"""Three-way labels the project gave, blind to every detector, to a sample of public responses
+(ids only: the texts stay in the sources, see DATA.md). Evaluation only: never trained on."""
 OWN_SOURCE = "llm-sidecar"
 DEFAULT_OUT = ROOT / "sidecar" / "data" / "refusal_model.json.gz"
 EVALUATION_ONLY = frozenset({"saferlhf_mini"})
@@ -109,6 +112,33 @@ def load_dir(data: Path, sources: Iterable[str] | None = None) -> list[Row]:
             for d in docs
         ]
     return rows
+
+
+def load_team_labels(data: Path, labels: Path = TEAM_LABELS) -> tuple[list[Row], list[str]]:
+    """The rows of ``labels`` (``{"id", "label"}`` per line) joined by id to the normalised
+    sources in ``data``: the labelled rows, and the ids whose source row was not found."""
+    wanted: dict[str, str] = {}
+    for n, line in enumerate(labels.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        doc = json.loads(line)
+        if doc.get("label") not in LABELS or not isinstance(doc.get("id"), str):
+            raise ValueError(f"{labels}:{n}: need an id and a label in {LABELS}, got {doc}")
+        if doc["id"] in wanted:
+            raise ValueError(f"{labels}:{n}: id {doc['id']} is labelled twice")
+        wanted[doc["id"]] = doc["label"]
+    texts: dict[str, tuple[str, str]] = {}
+    for source in sorted({i.partition(":")[0] for i in wanted}):
+        path = data / f"{source}.jsonl"
+        if not path.exists():
+            continue
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line:
+                d = json.loads(line)
+                if d.get("id") in wanted:
+                    texts[d["id"]] = (d["source"], d["response"])
+    rows = [Row(texts[i][0], texts[i][1], label, True) for i, label in wanted.items() if i in texts]
+    return rows, [i for i in wanted if i not in texts]
 
 
 def training_label(row: Row) -> str | None:

@@ -309,3 +309,49 @@ def test_disclaimer_phrases_and_answer_shapes() -> None:
     assert answer_follows(model_view(long_here))
     assert not answer_follows(model_view("As an AI I have no view. However, here is a tip."))
     assert not answer_follows(model_view("As an AI I have no view on that matter at all."))
+
+
+def test_the_projects_three_way_labels_are_well_formed() -> None:
+    from tools.train_refusal import LABELS, TEAM_LABELS
+
+    docs = [json.loads(line) for line in TEAM_LABELS.read_text(encoding="utf-8").splitlines()]
+    ids = [d["id"] for d in docs]
+    assert len(docs) >= 200 and len(set(ids)) == len(ids)
+    assert {d["label"] for d in docs} == set(LABELS)
+    sources = {i.partition(":")[0] for i in ids}
+    assert sources <= {"gptfuzz", "cai2024", "dual_roberta"}, sources
+    assert all(
+        i.partition(":")[2].isdigit() and set(d) == {"id", "label"}
+        for d, i in zip(docs, ids, strict=True)
+    )
+
+
+def test_three_way_labels_join_the_sources_by_id(tmp_path: Path) -> None:
+    from tools.train_refusal import load_team_labels
+
+    data = tmp_path / "data"
+    data.mkdir()
+    rows = [
+        {"id": "gptfuzz:0", "source": "gptfuzz", "response": "I can't help with that."},
+        {"id": "gptfuzz:1", "source": "gptfuzz", "response": "Sure, step one: ..."},
+    ]
+    (data / "gptfuzz.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(
+        '{"id": "gptfuzz:1", "label": "compliance"}\n'
+        '{"id": "gptfuzz:0", "label": "full_refusal"}\n'
+        '{"id": "cai2024:4", "label": "partial_refusal"}\n'
+    )
+    joined, missing = load_team_labels(data, labels)
+    assert [(r.text, r.label, r.three_way) for r in joined] == [
+        ("Sure, step one: ...", "compliance", True),
+        ("I can't help with that.", "full_refusal", True),
+    ]
+    assert missing == ["cai2024:4"]
+
+    labels.write_text('{"id": "gptfuzz:0", "label": "refused"}\n')
+    with pytest.raises(ValueError, match=r"labels\.jsonl:1: need an id and a label"):
+        load_team_labels(data, labels)
+    labels.write_text('{"id": "gptfuzz:0", "label": "compliance"}\n' * 2)
+    with pytest.raises(ValueError, match="labelled twice"):
+        load_team_labels(data, labels)
