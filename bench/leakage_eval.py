@@ -13,6 +13,9 @@ Data sets (none of them used to tune the checks):
   a common word that stands as a whole word in the answer is a leak when it is the secret; a
   common word found only inside a longer word of the answer ("other" in "another"), or one
   letter away from a word of it, is not.
+* ``extraction-labelled``: 120 of those answers with the project's hand labels
+  (``bench/data/leak_labels.jsonl``, see DATA.md): leaked when the answer presents its
+  instructions, verbatim or reworded.
 
 Settings: ``secret_leak`` as ``rules/adversarial.yaml`` (``fuzzy: true``), leak = true;
 ``prompt_leakage`` as ``adv-prompt-leakage`` (``aggregate: max``), leak = value > 0.6. Each
@@ -151,6 +154,27 @@ def extraction_prompts(rows: list[dict[str, Any]], seed: int = 7, n_neg: int = 6
 
 
 _TOKEN = re.compile(r"[A-Za-z]+")
+
+
+LEAK_LABELS = Path(__file__).resolve().parent / "data" / "leak_labels.jsonl"
+
+
+def labelled_extraction(rows: list[dict[str, Any]], labels: Path = LEAK_LABELS) -> list[Item]:
+    """Answers to extraction queries with the project's leak labels (``{"id", "leaked"}`` per
+    line): leaked when the answer presents the system prompt's instructions, verbatim or
+    reworded; answers that only do the task or ask for its input are not leaks (DATA.md)."""
+    by_id = {r["id"]: r for r in rows}
+    items: list[Item] = []
+    for line in labels.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        doc = json.loads(line)
+        row = by_id.get(doc["id"])
+        if row is None:
+            continue
+        event = Event(id=row["id"], response=row["response"], system_prompt=row["system_prompt"])
+        items.append(Item(row["response"], bool(doc["leaked"]), "labelled", event))
+    return items
 
 
 def extraction_secrets(rows: list[dict[str, Any]], seed: int = 11, n: int = 600) -> list[Item]:
@@ -341,6 +365,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     else:
         secrets["extraction-real"] = extraction_secrets(rows)
         prompts["extraction-real"] = extraction_prompts(rows)
+        prompts["extraction-labelled"] = labelled_extraction(rows)
     for name, items in {**secrets, **prompts}.items():
         pos = sum(i.leak for i in items)
         print(f"{name}: {len(items)} cases, {pos} leaks, {len(items) - pos} not")

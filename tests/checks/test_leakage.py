@@ -449,3 +449,26 @@ def test_common_words() -> None:
     assert not is_common_word("xylophone")
     assert not is_common_word("hunter2")
     assert not is_common_word("")
+
+
+def test_hand_labelled_leaks_join_the_extraction_answers_by_id(tmp_path: Path) -> None:
+    import json
+
+    from leakage_eval import LEAK_LABELS, labelled_extraction
+
+    docs = [json.loads(line) for line in LEAK_LABELS.read_text(encoding="utf-8").splitlines()]
+    assert len(docs) >= 100 and len({d["id"] for d in docs}) == len(docs)
+    assert all(set(d) == {"id", "leaked"} and isinstance(d["leaked"], bool) for d in docs)
+    assert 0 < sum(d["leaked"] for d in docs) < len(docs)
+
+    rows = [
+        {"id": "x:1", "system_prompt": "Classify the sentiment.", "response": "Sure: classify."},
+        {"id": "x:2", "system_prompt": "Classify the sentiment.", "response": "positive"},
+    ]
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text('{"id": "x:2", "leaked": false}\n{"id": "x:1", "leaked": true}\n')
+    items = labelled_extraction(rows, labels)
+    assert [(i.text, i.leak, i.event.system_prompt) for i in items] == [
+        ("positive", False, "Classify the sentiment."),
+        ("Sure: classify.", True, "Classify the sentiment."),
+    ]
