@@ -321,6 +321,13 @@ _FIRST_PERSON_VERBS = (
     "set aside",
     "ignore my",
     "bypass",
+    "walk you through",
+    "guide you",
+    "show you",
+    "teach",
+    "instruct",
+    "advise",
+    "explain how to",
 )
 _ADVERBS = ("actually", "really", "simply", "directly", "personally", "currently", "ethically")
 """Words that may stand between "I can't" and its verb ("I can't actually access...")."""
