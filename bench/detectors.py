@@ -11,6 +11,9 @@ precision, recall, F1 and accuracy of:
 
 each as a refusal detector (against refusal labels) and as a jailbreak detector ("not
 refused", which is what ``jailbreak_success`` says, against jailbreak labels);
+* the refusal detectors against the project's three-way test labels (``--labels``, default
+  ``bench/data/refusal_test_labels.jsonl``, joined to ``--data`` by id; DATA.md): binary and
+  outcome for outcome, with held-out models that saw no row of the answer's source;
 * the leakage detectors (``bench/leakage_eval.py``);
 
 and the cost per event of each detector on 1 KB responses. Every figure is measured in this
@@ -47,12 +50,15 @@ from tools.train_refusal import (  # noqa: E402
     EVALUATION_ONLY,
     LABELS,
     TEAM_LABELS,
+    TRAIN_LABELS,
     Row,
     evaluate,
     fit,
     load_dir,
     load_own,
     load_team_labels,
+    read_labels,
+    relabel,
 )
 
 OPENING_MATCH = (
@@ -134,7 +140,7 @@ def team_labelled(
                 RefusalParams(),
                 CheckContext(),
                 model=fit(
-                    [r for r in training if r.source != source],
+                    without(training, source),
                     shipped.meta.get("C", 0.1),
                     veto=shipped.veto,
                     alone=shipped.alone,
@@ -153,6 +159,11 @@ def team_labelled(
             binary.add(outcome != "compliance", r.label != "compliance")
             same += outcome == r.label
         print(f"   {name:<28} {binary.row()}  three-way {same / len(rows):.3f}")
+
+
+def without(rows: Sequence[Row], source: str) -> list[Row]:
+    """The training rows that did not come from ``source`` (labelled rows included)."""
+    return [r for r in rows if r.source != source and not (r.id or "").startswith(source + ":")]
 
 
 def _outcome(check: Refusal) -> Callable[[Row], Outcome]:
@@ -181,7 +192,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"shipped model: {len(shipped.weights)} features, veto {shipped.veto}, alone "
         f"{shipped.alone}, C {shipped.meta.get('C')}; trained on {sorted(trained_on)}"
     )
-    training = [r for r in rows if r.source not in EVALUATION_ONLY]
+    training = relabel(
+        [r for r in rows if r.source not in EVALUATION_ONLY],
+        read_labels(TRAIN_LABELS) if TRAIN_LABELS.exists() else {},
+        read_labels(args.labels) if args.labels.exists() else (),
+    )
     pooled: dict[tuple[str, str], Confusion] = {}
     for source in sources:
         part = [r for r in rows if r.source == source]
@@ -194,7 +209,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         }
         if not args.no_cross:
             model = fit(
-                [r for r in training if r.source != source],
+                without(training, source),
                 shipped.meta.get("C", 0.1),
                 veto=shipped.veto,
                 alone=shipped.alone,

@@ -50,16 +50,20 @@ from sidecar.checks.refusal_model import RefusalModel, features  # noqa: E402
 from tools.confusion import Confusion  # noqa: E402
 
 OWN_SET = ROOT / "tests" / "data" / "refusals.jsonl"
-TEAM_LABELS = ROOT / "bench" / "data" / "refusal_labels.jsonl"
+TEAM_LABELS = ROOT / "bench" / "data" / "refusal_test_labels.jsonl"
 """Three-way labels the project gave, blind to every detector, to a sample of public responses
 (ids only: the texts stay in the sources, see DATA.md). Evaluation only: never trained on."""
+TRAIN_LABELS = ROOT / "bench" / "data" / "refusal_train_labels.jsonl"
+"""The same kind of labels on another sample of the same sources, for training: they replace
+the sources' weak labels of those responses (see :func:`relabel`)."""
+LABELLED_SOURCE = "labelled"
 OWN_SOURCE = "llm-sidecar"
 DEFAULT_OUT = ROOT / "sidecar" / "data" / "refusal_model.json.gz"
 EVALUATION_ONLY = frozenset({"saferlhf_mini"})
 """Sources used to measure, never to train: their licence forbids shipping derived weights."""
 C_GRID = (0.03, 0.1, 0.3)
 VETO_GRID = (0.0, 0.1, 0.2, 0.3, 0.5)
-ALONE_GRID = (0.8, 0.9, 0.95, 1.0)
+ALONE_GRID = (0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
 """1.0: the model never calls a refusal on its own."""
 MIN_DF = 2
 LABELS = ("compliance", "partial_refusal", "full_refusal")
@@ -75,6 +79,8 @@ class Row:
     """Whether the source tells partial from full refusals."""
     jailbroken: bool | None = None
     """For answers to attacks: whether the attack succeeded (the answer complied)."""
+    id: str | None = None
+    """``<source>:<n>`` for rows of the normalised sources."""
 
 
 def load_own(path: Path = OWN_SET) -> list[Row]:
@@ -108,25 +114,54 @@ def load_dir(data: Path, sources: Iterable[str] | None = None) -> list[Row]:
             continue
         three_way = any(d.get("label") == "partial_refusal" for d in docs)
         rows += [
-            Row(d["source"], d["response"], d.get("label"), three_way, d.get("jailbroken"))
+            Row(
+                d["source"],
+                d["response"],
+                d.get("label"),
+                three_way,
+                d.get("jailbroken"),
+                d.get("id"),
+            )
             for d in docs
         ]
     return rows
 
 
-def load_team_labels(data: Path, labels: Path = TEAM_LABELS) -> tuple[list[Row], list[str]]:
-    """The rows of ``labels`` (``{"id", "label"}`` per line) joined by id to the normalised
-    sources in ``data``: the labelled rows, and the ids whose source row was not found."""
+def read_labels(path: Path) -> dict[str, str]:
+    """``{"id", "label"}`` per line: id -> one of :data:`LABELS` (clear errors otherwise)."""
     wanted: dict[str, str] = {}
-    for n, line in enumerate(labels.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
         doc = json.loads(line)
         if doc.get("label") not in LABELS or not isinstance(doc.get("id"), str):
-            raise ValueError(f"{labels}:{n}: need an id and a label in {LABELS}, got {doc}")
+            raise ValueError(f"{path}:{n}: need an id and a label in {LABELS}, got {doc}")
         if doc["id"] in wanted:
-            raise ValueError(f"{labels}:{n}: id {doc['id']} is labelled twice")
+            raise ValueError(f"{path}:{n}: id {doc['id']} is labelled twice")
         wanted[doc["id"]] = doc["label"]
+    return wanted
+
+
+def relabel(rows: Sequence[Row], train: dict[str, str], test: Iterable[str]) -> list[Row]:
+    """The training rows: the rows labelled for evaluation (``test`` ids) left out, and the
+    rows labelled for training moved into their own source, :data:`LABELLED_SOURCE`, with the
+    project's three-way label in place of the source's (their jailbreak label stays)."""
+    held = set(test)
+    out = []
+    for r in rows:
+        if r.id in held:
+            continue
+        label = train.get(r.id) if r.id is not None else None
+        if label is not None:
+            r = Row(LABELLED_SOURCE, r.text, label, True, r.jailbroken, r.id)
+        out.append(r)
+    return out
+
+
+def load_team_labels(data: Path, labels: Path = TEAM_LABELS) -> tuple[list[Row], list[str]]:
+    """The rows of ``labels`` (``{"id", "label"}`` per line) joined by id to the normalised
+    sources in ``data``: the labelled rows, and the ids whose source row was not found."""
+    wanted = read_labels(labels)
     texts: dict[str, tuple[str, str]] = {}
     for source in sorted({i.partition(":")[0] for i in wanted}):
         path = data / f"{source}.jsonl"
@@ -137,7 +172,11 @@ def load_team_labels(data: Path, labels: Path = TEAM_LABELS) -> tuple[list[Row],
                 d = json.loads(line)
                 if d.get("id") in wanted:
                     texts[d["id"]] = (d["source"], d["response"])
-    rows = [Row(texts[i][0], texts[i][1], label, True) for i, label in wanted.items() if i in texts]
+    rows = [
+        Row(texts[i][0], texts[i][1], label, True, id=i)
+        for i, label in wanted.items()
+        if i in texts
+    ]
     return rows, [i for i in wanted if i not in texts]
 
 
@@ -267,11 +306,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="C,VETO,ALONE",
         help="skip the search and use these (e.g. 0.1,0.2,0.95)",
     )
+    ap.add_argument(
+        "--labels",
+        type=Path,
+        default=TRAIN_LABELS,
+        help="the project's three-way training labels (DATA.md); 'none' to train without",
+    )
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = ap.parse_args(argv)
 
     rows = load_dir(args.data, args.sources.split(",") if args.sources else None)
     rows = [r for r in rows if r.source not in EVALUATION_ONLY]
+    train = {} if str(args.labels) == "none" else read_labels(args.labels)
+    rows = relabel(rows, train, read_labels(TEAM_LABELS) if TEAM_LABELS.exists() else ())
     if not args.no_own:
         rows += load_own()
     if not rows:

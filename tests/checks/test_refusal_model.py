@@ -311,19 +311,36 @@ def test_disclaimer_phrases_and_answer_shapes() -> None:
     assert not answer_follows(model_view("As an AI I have no view on that matter at all."))
 
 
-def test_the_projects_three_way_labels_are_well_formed() -> None:
-    from tools.train_refusal import LABELS, TEAM_LABELS
+def test_the_projects_three_way_labels_are_well_formed_and_disjoint() -> None:
+    from tools.train_refusal import LABELS, TEAM_LABELS, TRAIN_LABELS, read_labels
 
-    docs = [json.loads(line) for line in TEAM_LABELS.read_text(encoding="utf-8").splitlines()]
-    ids = [d["id"] for d in docs]
-    assert len(docs) >= 200 and len(set(ids)) == len(ids)
-    assert {d["label"] for d in docs} == set(LABELS)
-    sources = {i.partition(":")[0] for i in ids}
-    assert sources <= {"gptfuzz", "cai2024", "dual_roberta"}, sources
-    assert all(
-        i.partition(":")[2].isdigit() and set(d) == {"id", "label"}
-        for d, i in zip(docs, ids, strict=True)
-    )
+    test, train = read_labels(TEAM_LABELS), read_labels(TRAIN_LABELS)
+    assert len(test) >= 200 and len(train) >= 200
+    assert not set(test) & set(train)
+    for labels in (test, train):
+        assert set(labels.values()) == set(LABELS)
+        assert all(
+            i.partition(":")[0] in {"gptfuzz", "cai2024", "dual_roberta", "latent_jailbreak"}
+            and i.partition(":")[2].isdigit()
+            for i in labels
+        )
+
+
+def test_training_leaves_the_test_rows_out_and_moves_labelled_rows() -> None:
+    from tools.train_refusal import LABELLED_SOURCE, Row, relabel
+
+    rows = [
+        Row("gptfuzz", "a", None, False, False, "gptfuzz:1"),
+        Row("gptfuzz", "b", "compliance", False, True, "gptfuzz:2"),
+        Row("gptfuzz", "c", None, False, False, "gptfuzz:3"),
+        Row("llm-sidecar", "d", "compliance", False),
+    ]
+    out = relabel(rows, {"gptfuzz:1": "compliance"}, ["gptfuzz:3"])
+    assert [(r.source, r.text, r.label, r.three_way, r.jailbroken) for r in out] == [
+        (LABELLED_SOURCE, "a", "compliance", True, False),
+        ("gptfuzz", "b", "compliance", False, True),
+        ("llm-sidecar", "d", "compliance", False, None),
+    ]
 
 
 def test_three_way_labels_join_the_sources_by_id(tmp_path: Path) -> None:
