@@ -41,10 +41,10 @@ CORPUS = HERE / "corpus.yaml"
 OUT = HERE / "events.jsonl"
 README = HERE / "README.md"
 MONTHS = "January February March April May June July August September October November December"
-FIELD_ORDER = (
-    "id ts model route tenant task system_prompt prompt contexts ground_truths "
-    "counterfactual_answers response attack"
-).split()
+FIELD_ORDER = [
+    *("id", "ts", "model", "route", "tenant", "task", "system_prompt", "prompt", "contexts"),
+    *("ground_truths", "counterfactual_answers", "response", "attack"),
+]
 # As the RGB checks use them: a rejection must contain a rejection phrase, a supported answer
 # none; a flagged counterfactual must contain a detection keyword.
 REJECTION_MARKERS = [*PRIMARY_REJECTION_PHRASES, *REJECTION_KEYWORDS]
@@ -145,7 +145,13 @@ class Builder:
         for o in c["over_refusals"]:
             assert has_any(o["response"], self.refusal_markers), o
             labels = {"kind": "over_refusal", "expected": "refusal", "note": "benign request"}
-            self.add(task="chat", prompt=o["prompt"], response=o["response"], route="/chat", labels=labels)
+            self.add(
+                task="chat",
+                prompt=o["prompt"],
+                response=o["response"],
+                route="/chat",
+                labels=labels,
+            )
 
     # ---- RAG --------------------------------------------------------------------------------
     def _contexts(self, item: Event, passage: str | None, n: int) -> tuple[list[str], int]:
@@ -231,19 +237,30 @@ class Builder:
                 tpl = item.get("cf_answer", item["answer"])
                 answer = tpl.format(v=item["cf"], c=self._cite(idx))
                 assert not has_any(answer, DETECTION_MARKERS), answer
-                labels = {"kind": "rag_counterfactual_repeated", "expected": "counterfactual_repeated"}
+                labels = {
+                    "kind": "rag_counterfactual_repeated",
+                    "expected": "counterfactual_repeated",
+                }
             else:
                 good = item["answer"].format(v=item["gold"], c="")
                 answer = rng.choice(rag["flag_templates"]).format(
-                    i=idx + 1, cf=item["cf"], gold=item["gold"], answer=good,
+                    i=idx + 1,
+                    cf=item["cf"],
+                    gold=item["gold"],
+                    answer=good,
                     answer_lc=good[0].lower() + good[1:],
-                )  # fmt: skip
-                assert has_any(answer, DETECTION_MARKERS) and item["gold"] in answer, answer
+                )
+                assert has_any(answer, DETECTION_MARKERS), answer
+                assert item["gold"] in answer, answer
                 labels = {"kind": "rag_counterfactual_flagged"}
                 labels["expected"] = "error_detected_and_corrected"
             labels["answer_context"] = idx
             self._rag_event(
-                item, contexts=ctx, response=answer, counterfactual_answers=[item["cf"]], labels=labels
+                item,
+                contexts=ctx,
+                response=answer,
+                counterfactual_answers=[item["cf"]],
+                labels=labels,
             )
 
     # ---- summarization ----------------------------------------------------------------------
@@ -255,13 +272,31 @@ class Builder:
                 styles.append(rng.choice(["one", "bullets"]))
             route = "/support" if src["title"] in c["support_titles"] else "/chat"
             for style in styles:
-                prompt = rng.choice(c["prompts"][style]).format(title=src["title"], text=src["text"])
+                prompt = rng.choice(c["prompts"][style]).format(
+                    title=src["title"], text=src["text"]
+                )
                 labels = {"kind": "summary_faithful", "expected": "faithful", "style": style}
-                self.add(task="summarization", route=route, prompt=prompt, response=src[style], labels=labels)
+                self.add(
+                    task="summarization",
+                    route=route,
+                    prompt=prompt,
+                    response=src[style],
+                    labels=labels,
+                )
         for src in rng.sample(c["sources"], 7):
             prompt = rng.choice(c["prompts"]["one"]).format(title=src["title"], text=src["text"])
-            labels = {"kind": "summary_unfaithful", "expected": "unfaithful", "note": src["bad_note"]}
-            self.add(task="summarization", route="/chat", prompt=prompt, response=src["bad"], labels=labels)
+            labels = {
+                "kind": "summary_unfaithful",
+                "expected": "unfaithful",
+                "note": src["bad_note"],
+            }
+            self.add(
+                task="summarization",
+                route="/chat",
+                prompt=prompt,
+                response=src["bad"],
+                labels=labels,
+            )
 
     # ---- extraction -------------------------------------------------------------------------
     def document(self, kind: str) -> tuple[str, Event]:
@@ -276,14 +311,22 @@ class Builder:
             vendor, number = rng.choice(c["vendors"]), f"INV-{rng.randint(10000, 99999)}"
             total = round(rng.uniform(80, 9500), 2)
             currency = rng.choice(list(c["currencies"]))
-            obj = dict(vendor=vendor, invoice_number=number, issue_date=date, total=total, currency=currency)
+            obj = dict(
+                vendor=vendor,
+                invoice_number=number,
+                issue_date=date,
+                total=total,
+                currency=currency,
+            )
             f |= obj | {"number": number, "sym": c["currencies"][currency]}
             f |= {"subtotal": total / 1.2, "tax": total - total / 1.2}
         elif kind == "contact":
             names = self.c["people"]
             first, last = rng.choice(names["first_names"]), rng.choice(names["last_names"])
             company, role = rng.choice(c["companies"]), rng.choice(c["roles"])
-            email = f"{first}.{last}".lower().replace("'", "") + "@" + rng.choice(c["contact_domains"])
+            email = (
+                f"{first}.{last}".lower().replace("'", "") + "@" + rng.choice(c["contact_domains"])
+            )
             obj = {"name": f"{first} {last}", "email": email, "company": company, "title": role}
             f |= obj | {"first": first, "last": last, "last_upper": last.upper(), "role": role}
         elif kind == "ticket":
@@ -344,7 +387,9 @@ class Builder:
                 response = json.dumps(partial, ensure_ascii=False)
                 labels.update(kind="extraction_missing_keys", expected="missing_keys")
                 labels["missing_keys"] = sorted(drop)
-            ev = dict(task="extraction", route="/extract", prompt=prompt, response=response, labels=labels)
+            ev = dict(
+                task="extraction", route="/extract", prompt=prompt, response=response, labels=labels
+            )
             if rng.random() < 0.35:
                 ev["system_prompt"] = self.c["system_prompts"]["extract-json"]["text"]
             self.add(**ev)
@@ -376,7 +421,11 @@ class Builder:
         rng, c = self.rng, self.c["attacks"]
         refused = {"expected": "refusal", "outcome": "refused"}
         complied = {"kind": "attack_complied", "expected": "compliance", "outcome": "complied"}
-        resisted = {"kind": "attack_resisted", "expected": "injection_ignored", "outcome": "refused"}
+        resisted = {
+            "kind": "attack_resisted",
+            "expected": "injection_ignored",
+            "outcome": "refused",
+        }
         for a in c["items"]:
             sp = a.get("system")
             attack = {"category": a["category"], "technique": a["technique"]}
@@ -388,12 +437,18 @@ class Builder:
                 refusals.append(rng.choice(c["generic_refusals"]))
             for r in refusals:
                 assert has_any(r, self.refusal_markers), r
-                self.add(**base, response=r, labels={"kind": "attack_refused", **refused, **sp_label})
+                self.add(
+                    **base, response=r, labels={"kind": "attack_refused", **refused, **sp_label}
+                )
             if a.get("resisted"):
                 self.add(**base, response=a["resisted"], labels=dict(resisted))
             if a.get("partial"):
                 assert has_any(a["partial"], self.refusal_markers), a["partial"]
-                labels = {"kind": "attack_partial", "expected": "partial_refusal", "outcome": "refused"}
+                labels = {
+                    "kind": "attack_partial",
+                    "expected": "partial_refusal",
+                    "outcome": "refused",
+                }
                 self.add(**base, response=a["partial"], labels=labels)
             if a.get("complied"):
                 assert not has_any(a["complied"], self.refusal_markers), a["complied"]
@@ -402,8 +457,13 @@ class Builder:
         # indirect prompt injection through content the model processes
         ind = c["indirect"]
         inj = {"category": "advanced", "technique": "indirect_prompt_injection"}
-        page = dict(task="summarization", route="/chat", prompt=ind["page_prompt"].format(page=ind["page"]))
-        for response, labels in ((ind["page_resisted"], resisted), (ind["page_complied"], complied)):
+        page = dict(
+            task="summarization", route="/chat", prompt=ind["page_prompt"].format(page=ind["page"])
+        )
+        for response, labels in (
+            (ind["page_resisted"], resisted),
+            (ind["page_complied"], complied),
+        ):
             self.add(**page, attack=inj, response=response, labels={**labels, "vector": "web_page"})
         ret = self.c["rag"]["items"][0]
         for is_complied in (False, True, True):
@@ -414,9 +474,15 @@ class Builder:
             else:
                 response, labels = ind["context_resisted"], resisted
             self.add(
-                task="rag", route="/search", prompt=ret["q"], contexts=ctx, ground_truths=[ret["gold"]],
-                response=response, attack=inj, labels={**labels, "vector": "retrieved_context"},
-            )  # fmt: skip
+                task="rag",
+                route="/search",
+                prompt=ret["q"],
+                contexts=ctx,
+                ground_truths=[ret["gold"]],
+                response=response,
+                attack=inj,
+                labels={**labels, "vector": "retrieved_context"},
+            )
 
     # ---- leakage ----------------------------------------------------------------------------
     def leakage(self) -> None:
@@ -430,47 +496,81 @@ class Builder:
             for style, response in (*styles, ("paraphrase", c["paraphrases"][sp])):
                 p = next(prompts)
                 self.add(
-                    task="chat", route=self.route(sp), **self.system(sp), prompt=p["prompt"],
+                    task="chat",
+                    route=self.route(sp),
+                    **self.system(sp),
+                    prompt=p["prompt"],
                     response=response,
                     attack={"category": p["category"], "technique": "prompt_extraction"},
-                    labels={"kind": f"leak_{style}", "expected": "leak", "leak": style,
-                            "system_prompt_id": sp, "outcome": "complied"},
-                )  # fmt: skip
+                    labels={
+                        "kind": f"leak_{style}",
+                        "expected": "leak",
+                        "leak": style,
+                        "system_prompt_id": sp,
+                        "outcome": "complied",
+                    },
+                )
         for leak in c["casual"]:
             sp = leak["system"]
             labels = {"kind": "leak_fragment", "expected": "leak", "leak": "fragment"}
             self.add(
-                task="chat", route=leak["route"], **self.system(sp), prompt=leak["prompt"],
-                response=leak["response"], labels={**labels, "system_prompt_id": sp},
-            )  # fmt: skip
+                task="chat",
+                route=leak["route"],
+                **self.system(sp),
+                prompt=leak["prompt"],
+                response=leak["response"],
+                labels={**labels, "system_prompt_id": sp},
+            )
 
     # ---- PII and links ----------------------------------------------------------------------
     def pii(self) -> None:
         rng, c = self.rng, self.c["pii"]
         cards, not_a_card, ibans = c["test_cards"], c["not_a_card"], c["ibans"]
-        assert all(luhn_ok(n) for n in cards) and not luhn_ok(not_a_card)
+        assert all(luhn_ok(n) for n in cards)
+        assert not luhn_ok(not_a_card)
         assert all(iban_ok(i) for i in ibans)
 
-        def add(prompt: str, response: str, pii: list[str], where: str = "response", **kw: Any) -> None:
+        def add(
+            prompt: str, response: str, pii: list[str], where: str = "response", **kw: Any
+        ) -> None:
             labels = {"kind": "pii", "expected": "pii", "pii": sorted(pii), "pii_in": where}
             labels.update(kw.pop("labels", {}))
-            self.add(prompt=prompt, response=response, route="/support", task="chat", labels=labels, tenant="acme")
+            self.add(
+                prompt=prompt,
+                response=response,
+                route="/support",
+                task="chat",
+                labels=labels,
+                tenant="acme",
+            )
 
         t = c["contact_update"]
         for _ in range(3):
             first, last, email = self.person()
             f = {"first": first, "last": last, "email": email, "phone": self.phone()}
-            add(t["prompt"].format(**f), rng.choice(t["responses"]).format(**f), ["email", "phone"], "both")
+            add(
+                t["prompt"].format(**f),
+                rng.choice(t["responses"]).format(**f),
+                ["email", "phone"],
+                "both",
+            )
         t = c["card_declined"]
         for card in cards:
             first, _, _ = self.person()
-            add(t["prompt"].format(first=first), rng.choice(t["responses"]).format(card=card), ["credit_card"])
+            add(
+                t["prompt"].format(first=first),
+                rng.choice(t["responses"]).format(card=card),
+                ["credit_card"],
+            )
         self.person()  # drawn and unused; kept so the stream stays as it is
         t = c["order_number"]
         add(
-            t["prompt"].format(number=not_a_card), t["response"].format(number=not_a_card), [], "none",
+            t["prompt"].format(number=not_a_card),
+            t["response"].format(number=not_a_card),
+            [],
+            "none",
             labels={"expected": "no_pii", "note": t["note"]},
-        )  # fmt: skip
+        )
         t = c["bank_transfer"]
         for iban in ibans:
             ref = f"ACME-{rng.randint(100000, 999999)}"
@@ -482,11 +582,20 @@ class Builder:
             add(rng.choice(t["prompts"]), t["response"].format(**f), ["email", "phone"])
         first, last, email = self.person()
         t = c["double_charge"]
-        add(t["prompt"].format(card=cards[0], email=email), t["response"], ["credit_card", "email"], "prompt")
+        add(
+            t["prompt"].format(card=cards[0], email=email),
+            t["response"],
+            ["credit_card", "email"],
+            "prompt",
+        )
         first, last, email = self.person()
         t = c["reservation"]
         f = {"first": first, "last": last, "email": email, "phone": self.phone(), "card": cards[1]}
-        add(t["prompt"], t["response"].format(**f, iban=ibans[0]), ["credit_card", "email", "iban", "phone"])
+        add(
+            t["prompt"],
+            t["response"].format(**f, iban=ibans[0]),
+            ["credit_card", "email", "iban", "phone"],
+        )
 
     def links(self) -> None:
         rng, c = self.rng, self.c["links"]
@@ -496,21 +605,32 @@ class Builder:
             while len(valid) < case["valid"]:
                 valid.append(rng.choice([u for u in c["valid_urls"] if u not in valid]))
             bad = rng.sample(c["malformed_urls"], case["malformed"])
-            urls = {f"v{i}": u for i, u in enumerate(valid)} | {f"m{i}": u for i, u in enumerate(bad)}
+            urls = {f"v{i}": u for i, u in enumerate(valid)} | {
+                f"m{i}": u for i, u in enumerate(bad)
+            }
             labels = {"kind": "links", "expected": "malformed_links" if bad else "valid_links"}
             labels |= {"links_valid": valid, "links_malformed": bad}
             response = case["response"].format(**urls)
-            self.add(prompt=case["prompt"], response=response, route="/support", task="chat", labels=labels)
+            self.add(
+                prompt=case["prompt"],
+                response=response,
+                route="/support",
+                task="chat",
+                labels=labels,
+            )
 
     # ---- odd shapes and unknown fields ------------------------------------------------------
     def odd_shapes(self) -> None:
         c = self.c["odd_shapes"]
         for o in c["prompt_only"]:
             self.add(
-                task="chat", route="/chat", prompt=o["prompt"], error=o["error"],
+                task="chat",
+                route="/chat",
+                prompt=o["prompt"],
+                error=o["error"],
                 latency_ms=self.rng.choice(c["latencies_ms"]),
                 labels={"kind": "prompt_only", "expected": "no_response"},
-            )  # fmt: skip
+            )
         for o in c["response_only"]:
             labels = {"kind": "response_only", "expected": "no_prompt"}
             self.add(route=o["route"], response=o["response"], source="notification", labels=labels)
@@ -524,7 +644,10 @@ class Builder:
                 [
                     {
                         "latency_ms": rng.randint(180, 4200),
-                        "tokens": {"prompt": rng.randint(20, 900), "completion": rng.randint(5, 400)},
+                        "tokens": {
+                            "prompt": rng.randint(20, 900),
+                            "completion": rng.randint(5, 400),
+                        },
                     },
                     {
                         "session_id": f"sess-{rng.randint(16**7, 16**8 - 1):08x}",
