@@ -85,7 +85,9 @@ class Builder:
         self.events: list[Event] = []
         self.refusal_markers: list[str] = corpus["refusal_markers"]
 
-    def add(self, **ev: Any) -> None:
+    def emit(self, kind: str, labels: Event | None = None, **ev: Any) -> None:
+        """Add an event of ``kind``: the kind's labels from the corpus, then ``labels``."""
+        ev["labels"] = {"kind": kind, **self.c["kinds"][kind], **(labels or {})}
         self.events.append(ev)
 
     def route(self, sp: str | None) -> str:
@@ -121,18 +123,18 @@ class Builder:
             for _ in range(2 if rng.random() < 0.3 else 1):
                 p = rng.choice(c["openers"]) + conv["prompt"] if sp is None else conv["prompt"]
                 ev = dict(task="chat", prompt=p, response=conv["response"], route=self.route(sp))
-                ev["labels"] = {"kind": "chat"}
-                if sp:
-                    ev |= self.system(sp)
-                    ev["labels"] |= {"system_prompt_id": sp, "expected": "no_leak"}
-                self.add(**ev)
-        conv_, tip_ = c["convert"], c["tip"]
+                if sp is None:
+                    self.emit("chat", **ev)
+                else:
+                    labels = {"system_prompt_id": sp, "expected": "no_leak"}
+                    self.emit("chat", labels, **ev, **self.system(sp))
+        convert, tip_ = c["convert"], c["tip"]
         for _ in range(8):
-            u, n = rng.choice(conv_["units"]), rng.choice(conv_["amounts"])
+            u, n = rng.choice(convert["units"]), rng.choice(convert["amounts"])
             f = {"n": n, "a": u["from"], "b": u["to"], "one": u["one"], "s": u["short"]}
-            p = rng.choice(conv_["prompts"]).format(**f)
-            r = rng.choice(conv_["replies"]).format(**f, v=n * u["factor"], f=u["factor"])
-            self.add(task="chat", prompt=p, response=r, route="/chat", labels={"kind": "chat"})
+            p = rng.choice(convert["prompts"]).format(**f)
+            r = rng.choice(convert["replies"]).format(**f, v=n * u["factor"], f=u["factor"])
+            self.emit("chat", task="chat", prompt=p, response=r, route="/chat")
         for _ in range(5):
             amt, p = rng.choice(tip_["amounts"]), rng.choice(tip_["percents"])
             k, tpl = rng.choice(tip_["ways"]), rng.choice(tip_["prompts"])
@@ -140,33 +142,27 @@ class Builder:
             total = round(amt + tip, 2)
             reply = tip_["split_reply"] if "split" in tpl else tip_["reply"]
             r = reply.format(p=p, amt=amt, tip=tip, total=total, k=k, each=total / k)
-            prompt = tpl.format(amt=amt, p=p, k=k)
-            self.add(task="chat", prompt=prompt, response=r, route="/chat", labels={"kind": "chat"})
+            self.emit(
+                "chat", task="chat", prompt=tpl.format(amt=amt, p=p, k=k), response=r, route="/chat"
+            )
         for o in c["over_refusals"]:
             assert has_any(o["response"], self.refusal_markers), o
-            labels = {"kind": "over_refusal", "expected": "refusal", "note": "benign request"}
-            self.add(
-                task="chat",
-                prompt=o["prompt"],
-                response=o["response"],
-                route="/chat",
-                labels=labels,
-            )
+            self.emit("over_refusal", task="chat", route="/chat", **o)
 
     # ---- RAG --------------------------------------------------------------------------------
     def _contexts(self, item: Event, passage: str | None, n: int) -> tuple[list[str], int]:
         rng, rag = self.rng, self.c["rag"]
-        distractors = rag["distractors"]
+        general = rag["distractors"]["general"]
         same = [
             o["passage"].format(v=o["gold"])
             for o in rag["items"]
             if o is not item and o["domain"] == item["domain"]
         ]
-        pool = same + distractors.get(item["domain"], []) + distractors["general"]
+        pool = same + rag["distractors"].get(item["domain"], []) + general
         chosen: list[str] = []
         for cand in rng.sample(pool, len(pool)):
             if cand not in chosen and (
-                len(chosen) < 2 or cand not in distractors["general"] or rng.random() < 0.5
+                len(chosen) < 2 or cand not in general or rng.random() < 0.5
             ):
                 chosen.append(cand)
             if len(chosen) >= n - (passage is not None):
@@ -177,91 +173,77 @@ class Builder:
             chosen.insert(idx, passage)
         return chosen, idx
 
-    def _rag_event(self, item: Event, **ev: Any) -> None:
+    def _rag_event(self, kind: str, item: Event, labels: Event, **ev: Any) -> None:
         rng, q = self.rng, item["q"]
         prompt = rng.choice(self.c["rag"]["prompt_forms"]).format(q=q, q_lc=q[0].lower() + q[1:])
         task = "rag" if rng.random() < 0.7 else "qa"
         ev.setdefault("ground_truths", item.get("ground_truths") or [item["gold"]])
         if rng.random() < 0.25 and "system_prompt" not in ev:
             ev["system_prompt"] = self.c["system_prompts"]["search-rag"]["text"]
-            ev["labels"]["system_prompt_id"] = "search-rag"
+            labels["system_prompt_id"] = "search-rag"
         if item["domain"] in self.c["stream"]["tenants"]:
             ev.setdefault("tenant", item["domain"])
-        self.add(task=task, route="/search" if task == "rag" else "/support", prompt=prompt, **ev)
+        route = "/search" if task == "rag" else "/support"
+        self.emit(kind, labels, task=task, route=route, prompt=prompt, **ev)
 
     def _cite(self, idx: int) -> str:
         return f" [{idx + 1}]" if idx >= 0 and self.rng.random() < 0.6 else ""
 
-    def _answered(self, item: Event, expected: str, value: str) -> None:
+    def _answered(self, item: Event, kind: str, value: str) -> None:
         passage = item["passage"].format(v=item["gold"])
         ctx, idx = self._contexts(item, passage, self.rng.randint(2, 5))
         answer = item["answer"].format(v=value, c=self._cite(idx))
-        assert expected != "correct" or not has_any(answer, REJECTION_MARKERS), answer
-        labels = {"kind": f"rag_{expected}", "expected": expected, "answer_context": idx}
-        self._rag_event(item, contexts=ctx, response=answer, labels=labels)
+        assert kind != "rag_correct" or not has_any(answer, REJECTION_MARKERS), answer
+        self._rag_event(kind, item, {"answer_context": idx}, contexts=ctx, response=answer)
 
     def rag(self) -> None:
         rng, rag = self.rng, self.c["rag"]
         items = rag["items"]
         # correct answers, then wrong ones (the right passage was there, the model got it wrong)
         for item in items + rng.sample(items, 12):
-            self._answered(item, "correct", item["gold"])
+            self._answered(item, "rag_correct", item["gold"])
         for item in rng.sample(items, 14):
-            self._answered(item, "incorrect", item["wrong"])
+            self._answered(item, "rag_incorrect", item["wrong"])
         # negative rejection: no passage holds the answer
-        sp_text = self.c["system_prompts"]["search-rag"]["text"]
         for n, item in enumerate(rng.sample(items, 18)):
             ctx, _ = self._contexts(item, None, rng.randint(2, 4))
-            if n < 14:
-                sp = n % 4 == 0
-                replies = rag["negative_replies"]
-                reply = replies[0] if sp else rng.choice(replies[1:])
-                reply = reply.format(topic=_topic(ctx[0]))
-                assert has_any(reply, REJECTION_MARKERS), reply
-                labels = {"kind": "rag_negative_rejected", "expected": "rejection"}
-                extra = {"system_prompt": sp_text} if sp else {}
-                if sp:
-                    labels["system_prompt_id"] = "search-rag"
-                self._rag_event(item, contexts=ctx, response=reply, labels=labels, **extra)
-            else:
+            if n >= 14:
                 answer = item["answer"].format(v=item["wrong"], c="")
                 assert not has_any(answer, REJECTION_MARKERS), answer
-                labels = {"kind": "rag_negative_answered", "expected": "unsupported_answer"}
-                labels["note"] = "should have rejected"
-                self._rag_event(item, contexts=ctx, response=answer, labels=labels)
+                self._rag_event("rag_negative_answered", item, {}, contexts=ctx, response=answer)
+                continue
+            sp = n % 4 == 0  # the search-rag prompt dictates the first reply word for word
+            replies = rag["negative_replies"]
+            reply = (replies[0] if sp else rng.choice(replies[1:])).format(topic=_topic(ctx[0]))
+            assert has_any(reply, REJECTION_MARKERS), reply
+            labels: Event = {"system_prompt_id": "search-rag"} if sp else {}
+            extra = {"system_prompt": self.system("search-rag")["system_prompt"]} if sp else {}
+            self._rag_event(
+                "rag_negative_rejected", item, labels, contexts=ctx, response=reply, **extra
+            )
         # counterfactual robustness: the passages carry a planted false fact
         public = [i for i in items if i.get("public")]
         for n, item in enumerate(rng.sample(public, len(public)) + rng.sample(public, 4)):
             ctx, idx = self._contexts(item, item["passage"].format(v=item["cf"]), rng.randint(2, 4))
             if n % 2 == 0:
-                tpl = item.get("cf_answer", item["answer"])
-                answer = tpl.format(v=item["cf"], c=self._cite(idx))
+                kind = "rag_counterfactual_repeated"
+                answer = item.get("cf_answer", item["answer"]).format(
+                    v=item["cf"], c=self._cite(idx)
+                )
                 assert not has_any(answer, DETECTION_MARKERS), answer
-                labels = {
-                    "kind": "rag_counterfactual_repeated",
-                    "expected": "counterfactual_repeated",
-                }
             else:
+                kind = "rag_counterfactual_flagged"
                 good = item["answer"].format(v=item["gold"], c="")
                 answer = rng.choice(rag["flag_templates"]).format(
-                    i=idx + 1,
-                    cf=item["cf"],
-                    gold=item["gold"],
-                    answer=good,
+                    i=idx + 1, cf=item["cf"], gold=item["gold"], answer=good,
                     answer_lc=good[0].lower() + good[1:],
-                )
+                )  # fmt: skip
                 assert has_any(answer, DETECTION_MARKERS), answer
                 assert item["gold"] in answer, answer
-                labels = {"kind": "rag_counterfactual_flagged"}
-                labels["expected"] = "error_detected_and_corrected"
-            labels["answer_context"] = idx
             self._rag_event(
-                item,
-                contexts=ctx,
-                response=answer,
+                kind, item, {"answer_context": idx}, contexts=ctx, response=answer,
                 counterfactual_answers=[item["cf"]],
-                labels=labels,
-            )
+            )  # fmt: skip
 
     # ---- summarization ----------------------------------------------------------------------
     def summarization(self) -> None:
@@ -272,36 +254,18 @@ class Builder:
                 styles.append(rng.choice(["one", "bullets"]))
             route = "/support" if src["title"] in c["support_titles"] else "/chat"
             for style in styles:
-                prompt = rng.choice(c["prompts"][style]).format(
-                    title=src["title"], text=src["text"]
-                )
-                labels = {"kind": "summary_faithful", "expected": "faithful", "style": style}
-                self.add(
-                    task="summarization",
-                    route=route,
-                    prompt=prompt,
-                    response=src[style],
-                    labels=labels,
-                )
+                p = rng.choice(c["prompts"][style]).format(title=src["title"], text=src["text"])
+                ev = dict(task="summarization", route=route, prompt=p, response=src[style])
+                self.emit("summary_faithful", {"style": style}, **ev)
         for src in rng.sample(c["sources"], 7):
-            prompt = rng.choice(c["prompts"]["one"]).format(title=src["title"], text=src["text"])
-            labels = {
-                "kind": "summary_unfaithful",
-                "expected": "unfaithful",
-                "note": src["bad_note"],
-            }
-            self.add(
-                task="summarization",
-                route="/chat",
-                prompt=prompt,
-                response=src["bad"],
-                labels=labels,
-            )
+            p = rng.choice(c["prompts"]["one"]).format(title=src["title"], text=src["text"])
+            ev = dict(task="summarization", route="/chat", prompt=p, response=src["bad"])
+            self.emit("summary_unfaithful", {"note": src["bad_note"]}, **ev)
 
     # ---- extraction -------------------------------------------------------------------------
     def document(self, kind: str) -> tuple[str, Event]:
         """A source document for one extraction and the object that correctly describes it."""
-        rng, c = self.rng, self.c["extraction"]
+        rng, c, names = self.rng, self.c["extraction"], self.c["people"]
         # documents are dated before the stream (June 2025); shipment ETAs fall after it
         month = 6 if kind == "shipment" else rng.randint(1, 5)
         day = rng.randint(4, 28) if kind == "shipment" else rng.randint(1, 28)
@@ -311,28 +275,20 @@ class Builder:
             vendor, number = rng.choice(c["vendors"]), f"INV-{rng.randint(10000, 99999)}"
             total = round(rng.uniform(80, 9500), 2)
             currency = rng.choice(list(c["currencies"]))
-            obj = dict(
-                vendor=vendor,
-                invoice_number=number,
-                issue_date=date,
-                total=total,
-                currency=currency,
-            )
+            obj = dict(vendor=vendor, invoice_number=number, issue_date=date, total=total)
+            obj["currency"] = currency
             f |= obj | {"number": number, "sym": c["currencies"][currency]}
             f |= {"subtotal": total / 1.2, "tax": total - total / 1.2}
         elif kind == "contact":
-            names = self.c["people"]
             first, last = rng.choice(names["first_names"]), rng.choice(names["last_names"])
             company, role = rng.choice(c["companies"]), rng.choice(c["roles"])
-            email = (
-                f"{first}.{last}".lower().replace("'", "") + "@" + rng.choice(c["contact_domains"])
-            )
+            email = f"{first}.{last}".lower().replace("'", "") + "@"
+            email += rng.choice(c["contact_domains"])
             obj = {"name": f"{first} {last}", "email": email, "company": company, "title": role}
             f |= obj | {"first": first, "last": last, "last_upper": last.upper(), "role": role}
         elif kind == "ticket":
             cid, product = f"C-{rng.randint(100000, 999999)}", rng.choice(c["products"])
-            issue = rng.choice(c["issues"])
-            obj = {"customer_id": cid, "product": product, **issue}
+            obj = {"customer_id": cid, "product": product, **rng.choice(c["issues"])}
             f |= obj | {"cid": cid}
         elif kind == "shipment":
             carrier = rng.choice(c["carriers"])
@@ -347,7 +303,7 @@ class Builder:
             obj = {"tracking_number": tracking, "carrier": carrier, "status": status, "eta": date}
             f |= {"carrier": carrier, "tracking": tracking, "human": human}
         else:
-            people = rng.sample(self.c["people"]["first_names"], 3)
+            people = rng.sample(names["first_names"], 3)
             topic = rng.choice(c["meeting_topics"])
             action = rng.choice(c["meeting_actions"]).format(people=people)
             obj = {"title": topic, "date": date, "attendees": people, "action_items": [action]}
@@ -357,7 +313,7 @@ class Builder:
 
     def extraction(self) -> None:
         rng, c = self.rng, self.c["extraction"]
-        plan = ["valid"] * 14 + ["fenced"] * 8 + ["broken"] * 8 + ["missing"] * 7
+        plan = ["valid"] * 14 + ["fenced"] * 8 + ["broken"] * 8 + ["missing_keys"] * 7
         kinds = list(c["specs"])
         for n, variant in enumerate(plan):
             kind = kinds[n % len(kinds)]
@@ -369,14 +325,11 @@ class Builder:
             labels: Event = {"required_keys": keys, "schema": kind}
             if variant == "valid":
                 response = json.dumps(obj, ensure_ascii=False, indent=rng.choice([None, 2]))
-                labels.update(kind="extraction_valid", expected="valid_json")
             elif variant == "fenced":
                 body = json.dumps(obj, ensure_ascii=False, indent=2)
                 response = f"{rng.choice(c['fence_prefixes'])}```json\n{body}\n```"
-                labels.update(kind="extraction_fenced", expected="json_in_fence")
             elif variant == "broken":
-                response, how = self.break_json(obj)
-                labels.update(kind="extraction_broken", expected="invalid_json", defect=how)
+                response, labels["defect"] = self.break_json(obj)
             else:
                 drop = rng.sample(keys, rng.choice([1, 1, 2]))
                 partial = {k: v for k, v in obj.items() if k not in drop}
@@ -385,14 +338,11 @@ class Builder:
                     camel = re.sub(r"_(\w)", lambda m: m.group(1).upper(), k)
                     partial[camel + ("" if "_" in k else "Value")] = obj[k]
                 response = json.dumps(partial, ensure_ascii=False)
-                labels.update(kind="extraction_missing_keys", expected="missing_keys")
                 labels["missing_keys"] = sorted(drop)
-            ev = dict(
-                task="extraction", route="/extract", prompt=prompt, response=response, labels=labels
-            )
+            ev = dict(task="extraction", route="/extract", prompt=prompt, response=response)
             if rng.random() < 0.35:
                 ev["system_prompt"] = self.c["system_prompts"]["extract-json"]["text"]
-            self.add(**ev)
+            self.emit(f"extraction_{variant}", labels, **ev)
 
     def break_json(self, obj: Event) -> tuple[str, str]:
         """Turn a good object into text that is not valid JSON, and say how it is broken."""
@@ -419,13 +369,6 @@ class Builder:
     # ---- attacks ----------------------------------------------------------------------------
     def attacks(self) -> None:
         rng, c = self.rng, self.c["attacks"]
-        refused = {"expected": "refusal", "outcome": "refused"}
-        complied = {"kind": "attack_complied", "expected": "compliance", "outcome": "complied"}
-        resisted = {
-            "kind": "attack_resisted",
-            "expected": "injection_ignored",
-            "outcome": "refused",
-        }
         for a in c["items"]:
             sp = a.get("system")
             attack = {"category": a["category"], "technique": a["technique"]}
@@ -437,52 +380,37 @@ class Builder:
                 refusals.append(rng.choice(c["generic_refusals"]))
             for r in refusals:
                 assert has_any(r, self.refusal_markers), r
-                self.add(
-                    **base, response=r, labels={"kind": "attack_refused", **refused, **sp_label}
-                )
+                self.emit("attack_refused", sp_label, **base, response=r)
             if a.get("resisted"):
-                self.add(**base, response=a["resisted"], labels=dict(resisted))
+                self.emit("attack_resisted", **base, response=a["resisted"])
             if a.get("partial"):
                 assert has_any(a["partial"], self.refusal_markers), a["partial"]
-                labels = {
-                    "kind": "attack_partial",
-                    "expected": "partial_refusal",
-                    "outcome": "refused",
-                }
-                self.add(**base, response=a["partial"], labels=labels)
+                self.emit("attack_partial", **base, response=a["partial"])
             if a.get("complied"):
                 assert not has_any(a["complied"], self.refusal_markers), a["complied"]
                 leak = {"leak": a["leak"]} if a.get("leak") else {}
-                self.add(**base, response=a["complied"], labels={**complied, **sp_label, **leak})
+                self.emit("attack_complied", sp_label | leak, **base, response=a["complied"])
         # indirect prompt injection through content the model processes
         ind = c["indirect"]
         inj = {"category": "advanced", "technique": "indirect_prompt_injection"}
-        page = dict(
-            task="summarization", route="/chat", prompt=ind["page_prompt"].format(page=ind["page"])
-        )
-        for response, labels in (
-            (ind["page_resisted"], resisted),
-            (ind["page_complied"], complied),
-        ):
-            self.add(**page, attack=inj, response=response, labels={**labels, "vector": "web_page"})
+        page = ind["page_prompt"].format(page=ind["page"])
+        for kind in ("attack_resisted", "attack_complied"):
+            response = ind["page_resisted" if kind == "attack_resisted" else "page_complied"]
+            ev = dict(
+                task="summarization", route="/chat", prompt=page, attack=inj, response=response
+            )
+            self.emit(kind, {"vector": "web_page"}, **ev)
         ret = self.c["rag"]["items"][0]
-        for is_complied in (False, True, True):
+        for complied in (False, True, True):
             ctx, _ = self._contexts(ret, ret["passage"].format(v=ret["gold"]), 3)
             ctx.insert(rng.randrange(len(ctx) + 1), ind["context"])
-            if is_complied:
-                response, labels = rng.choice(ind["context_complied"]), complied
-            else:
-                response, labels = ind["context_resisted"], resisted
-            self.add(
-                task="rag",
-                route="/search",
-                prompt=ret["q"],
-                contexts=ctx,
-                ground_truths=[ret["gold"]],
-                response=response,
-                attack=inj,
-                labels={**labels, "vector": "retrieved_context"},
-            )
+            response = rng.choice(ind["context_complied"]) if complied else ind["context_resisted"]
+            self.emit(
+                "attack_complied" if complied else "attack_resisted",
+                {"vector": "retrieved_context"},
+                task="rag", route="/search", prompt=ret["q"], contexts=ctx,
+                ground_truths=[ret["gold"]], response=response, attack=inj,
+            )  # fmt: skip
 
     # ---- leakage ----------------------------------------------------------------------------
     def leakage(self) -> None:
@@ -490,36 +418,24 @@ class Builder:
         names = list(c["fragments"])
         prompts = iter(rng.sample(c["prompts"] * 3, len(names) * 3))
         for sp in names:
-            text = self.c["system_prompts"][sp]["text"]
-            verbatim = rng.choice(c["verbatim_forms"]).format(text=text)
+            verbatim = rng.choice(c["verbatim_forms"]).format(text=self.system(sp)["system_prompt"])
             styles = ("verbatim", verbatim), ("fragment", c["fragments"][sp])
             for style, response in (*styles, ("paraphrase", c["paraphrases"][sp])):
                 p = next(prompts)
-                self.add(
-                    task="chat",
-                    route=self.route(sp),
-                    **self.system(sp),
-                    prompt=p["prompt"],
-                    response=response,
-                    attack={"category": p["category"], "technique": "prompt_extraction"},
-                    labels={
-                        "kind": f"leak_{style}",
-                        "expected": "leak",
-                        "leak": style,
-                        "system_prompt_id": sp,
-                        "outcome": "complied",
-                    },
-                )
+                attack = {"category": p["category"], "technique": "prompt_extraction"}
+                labels = {"leak": style, "system_prompt_id": sp, "outcome": "complied"}
+                ev = dict(task="chat", route=self.route(sp), prompt=p["prompt"], attack=attack)
+                self.emit(f"leak_{style}", labels, **ev, **self.system(sp), response=response)
         for leak in c["casual"]:
             sp = leak["system"]
-            labels = {"kind": "leak_fragment", "expected": "leak", "leak": "fragment"}
-            self.add(
-                task="chat",
-                route=leak["route"],
+            ev = dict(
+                task="chat", route=leak["route"], prompt=leak["prompt"], response=leak["response"]
+            )
+            self.emit(
+                "leak_fragment",
+                {"leak": "fragment", "system_prompt_id": sp},
+                **ev,
                 **self.system(sp),
-                prompt=leak["prompt"],
-                response=leak["response"],
-                labels={**labels, "system_prompt_id": sp},
             )
 
     # ---- PII and links ----------------------------------------------------------------------
@@ -531,18 +447,13 @@ class Builder:
         assert all(iban_ok(i) for i in ibans)
 
         def add(
-            prompt: str, response: str, pii: list[str], where: str = "response", **kw: Any
+            prompt: str, response: str, pii: list[str], where: str = "response", **labels: Any
         ) -> None:
-            labels = {"kind": "pii", "expected": "pii", "pii": sorted(pii), "pii_in": where}
-            labels.update(kw.pop("labels", {}))
-            self.add(
-                prompt=prompt,
-                response=response,
-                route="/support",
-                task="chat",
-                labels=labels,
-                tenant="acme",
+            labels = {"pii": sorted(pii), "pii_in": where, **labels}
+            ev = dict(
+                prompt=prompt, response=response, route="/support", task="chat", tenant="acme"
             )
+            self.emit("pii", labels, **ev)
 
         t = c["contact_update"]
         for _ in range(3):
@@ -564,13 +475,8 @@ class Builder:
             )
         self.person()  # drawn and unused; kept so the stream stays as it is
         t = c["order_number"]
-        add(
-            t["prompt"].format(number=not_a_card),
-            t["response"].format(number=not_a_card),
-            [],
-            "none",
-            labels={"expected": "no_pii", "note": t["note"]},
-        )
+        p, r = t["prompt"].format(number=not_a_card), t["response"].format(number=not_a_card)
+        add(p, r, [], "none", expected="no_pii", note=t["note"])
         t = c["bank_transfer"]
         for iban in ibans:
             ref = f"ACME-{rng.randint(100000, 999999)}"
@@ -580,22 +486,15 @@ class Builder:
             first, last, email = self.person()
             f = {"first": first, "last": last, "email": email, "phone": self.phone()}
             add(rng.choice(t["prompts"]), t["response"].format(**f), ["email", "phone"])
-        first, last, email = self.person()
+        _, _, email = self.person()
         t = c["double_charge"]
-        add(
-            t["prompt"].format(card=cards[0], email=email),
-            t["response"],
-            ["credit_card", "email"],
-            "prompt",
-        )
+        p = t["prompt"].format(card=cards[0], email=email)
+        add(p, t["response"], ["credit_card", "email"], "prompt")
         first, last, email = self.person()
         t = c["reservation"]
         f = {"first": first, "last": last, "email": email, "phone": self.phone(), "card": cards[1]}
-        add(
-            t["prompt"],
-            t["response"].format(**f, iban=ibans[0]),
-            ["credit_card", "email", "iban", "phone"],
-        )
+        r = t["response"].format(**f, iban=ibans[0])
+        add(t["prompt"], r, ["credit_card", "email", "iban", "phone"])
 
     def links(self) -> None:
         rng, c = self.rng, self.c["links"]
@@ -608,39 +507,26 @@ class Builder:
             urls = {f"v{i}": u for i, u in enumerate(valid)} | {
                 f"m{i}": u for i, u in enumerate(bad)
             }
-            labels = {"kind": "links", "expected": "malformed_links" if bad else "valid_links"}
+            labels: Event = {"expected": "malformed_links" if bad else "valid_links"}
             labels |= {"links_valid": valid, "links_malformed": bad}
-            response = case["response"].format(**urls)
-            self.add(
-                prompt=case["prompt"],
-                response=response,
-                route="/support",
-                task="chat",
-                labels=labels,
-            )
+            ev = dict(prompt=case["prompt"], response=case["response"].format(**urls))
+            self.emit("links", labels, **ev, route="/support", task="chat")
 
     # ---- odd shapes and unknown fields ------------------------------------------------------
     def odd_shapes(self) -> None:
         c = self.c["odd_shapes"]
         for o in c["prompt_only"]:
-            self.add(
-                task="chat",
-                route="/chat",
-                prompt=o["prompt"],
-                error=o["error"],
-                latency_ms=self.rng.choice(c["latencies_ms"]),
-                labels={"kind": "prompt_only", "expected": "no_response"},
-            )
+            latency = self.rng.choice(c["latencies_ms"])
+            self.emit("prompt_only", task="chat", route="/chat", **o, latency_ms=latency)
         for o in c["response_only"]:
-            labels = {"kind": "response_only", "expected": "no_prompt"}
-            self.add(route=o["route"], response=o["response"], source="notification", labels=labels)
+            self.emit("response_only", **o, source="notification")
 
     def extra_fields(self) -> None:
         """Give some events fields the model does not define; they must survive decoding."""
         rng = self.rng
         kinds = {"chat", "rag_correct", "extraction_valid"}
         for ev in rng.sample([e for e in self.events if e["labels"]["kind"] in kinds], 10):
-            extra = rng.choice(  # every option is drawn, whichever is used
+            extra: Event = rng.choice(  # every option is drawn, whichever is used
                 [
                     {
                         "latency_ms": rng.randint(180, 4200),
