@@ -2,7 +2,7 @@
 
 Every score is a weighted mean of observations ``x`` with weights ``w``: a pass rate is the
 mean of 0/1 outcomes with ``w = 1``; a judged score carries the sampler's inverse-probability
-weight, so its mean is the Hájek estimator ``sum(w * x) / sum(w)`` (see :mod:`sidecar.sampler`);
+weight, so its mean is the Hájek estimator ``sum(w * x) / sum(w)`` (see :mod:`sidecar.judge.sampler`);
 prompt-leakage risk weights each attack's similarity by the attack's rank. One accumulator of
 six sums (``n, Σw, Σwx, Σw², Σw²x, Σw²x²``) is therefore enough for every score, its interval
 (Wilson for proportions, Student t for means) and its effective sample size ``(Σw)² / Σw²``.

@@ -40,9 +40,9 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from .. import __version__
 from ..errors import JudgeError
-from ..sampler import RequestBudget
 from .config import METRICS, JudgeSettings
 from .prompts import AnswerError, Prompt
+from .sampler import RequestBudget
 
 __all__ = [
     "CIRCUIT_STATES",

@@ -1,11 +1,11 @@
 """The sampled LLM judge as one component: sampler, bounded pool, client and metrics.
 
 :meth:`JudgeService.submit` is an App verdict listener: it runs on the hot path, decides per
-verdict whether the event is judged (:mod:`sidecar.sampler`), and offers a job to the bounded
+verdict whether the event is judged (:mod:`sidecar.judge.sampler`), and offers a job to the bounded
 queue without ever waiting. Workers then ask the judge the questions each applicable metric
 needs (:mod:`sidecar.judge.prompts`), score the answers with :mod:`sidecar.judge.metrics`,
 write the scores into ``verdict.judge``, observe them, and hand them to ``on_scores`` with the
-event's inverse-probability weight (see :mod:`sidecar.sampler` for how windows use it).
+event's inverse-probability weight (see :mod:`sidecar.judge.sampler` for how windows use it).
 
 Because judging finishes after the hot path has moved on, a verdict already written to the
 verdict topic does not carry its judge scores; ``replay --judge`` uses :meth:`judge_batch`,
@@ -35,12 +35,12 @@ from prometheus_client.registry import Collector
 from ..errors import ConfigError
 from ..events import Event
 from ..lifecycle import Lifecycle
-from ..sampler import RequestBudget, Sampler, TokenBudget
 from . import metrics as m
 from .client import ClientMetrics, JudgeClient, JudgeFailure
 from .config import METRICS, JudgeSettings
 from .pool import JudgePool
 from .prompts import PROMPTS, Correctness
+from .sampler import RequestBudget, Sampler, TokenBudget
 
 if TYPE_CHECKING:
     from ..pipeline import Verdict

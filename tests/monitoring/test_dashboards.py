@@ -15,9 +15,9 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from sidecar.judge.config import JudgeSettings
+from sidecar.judge.sampler import Sampler
 from sidecar.judge.service import JudgeMetrics, _SamplerCollector
 from sidecar.metrics import SidecarMetrics
-from sidecar.sampler import Sampler
 from sidecar.windows import Windows
 from tests.conftest import REPO, require_tool
 

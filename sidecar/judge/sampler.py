@@ -37,11 +37,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from .checks.base import UNCERTAIN_PREFIX
-from .judge.config import JudgeSettings
+from ..checks.base import UNCERTAIN_PREFIX
+from .config import JudgeSettings
 
 if TYPE_CHECKING:
-    from .pipeline import Verdict
+    from ..pipeline import Verdict
 
 __all__ = [
     "SKIP_REASONS",

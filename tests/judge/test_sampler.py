@@ -8,8 +8,8 @@ import pytest
 
 from sidecar.events import Event
 from sidecar.judge.config import JudgeSettings
+from sidecar.judge.sampler import RequestBudget, Sampler, TokenBudget, hash_unit
 from sidecar.pipeline import Outcome, Verdict
-from sidecar.sampler import RequestBudget, Sampler, TokenBudget, hash_unit
 
 
 class Clock:
