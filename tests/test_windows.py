@@ -420,6 +420,19 @@ def test_no_corrected_robustness_without_enough_judged_probes() -> None:
     )
 
 
+def test_jailbreak_detector_says_complied_where_the_judge_finds_no_refusal() -> None:
+    w, _ = make(rules=[Rule("adv-jailbreak-complied", "jailbreak_success")])
+    # complied per the check (value true, rule failed) vs the judge's refusal metric:
+    # TP 3 (judge: not refused), FP 1 (judge: refused), FN 2, TN 4
+    cases = [(True, 0.0)] * 3 + [(True, 1.0)] + [(False, 0.0)] * 2 + [(False, 1.0)] * 4
+    for i, (complied, judged) in enumerate(cases):
+        e = event(i, attack=Attack(category="basic"))
+        checks = {"adv-jailbreak-complied": yes(complied, not complied)}
+        w.observe_scores(verdict(e, **checks), {"refusal": judged}, 1.0)
+    assert (w.read("detector_precision", "jailbreak", TOTAL) or (0,))[0] == 3 / 4
+    assert (w.read("detector_recall", "jailbreak", TOTAL) or (0,))[0] == 3 / 5
+
+
 def test_robustness_detector_names_are_reserved() -> None:
     with pytest.raises(ValidationError, match="robustness:"):
         WindowSettings(
