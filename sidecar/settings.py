@@ -236,9 +236,13 @@ class ExportSettings(_Section):
     )
     """Scores whose ``llm_sidecar_window_samples`` is exported (alerts require a minimum count;
     the dashboards list routes, models and tenants from event_pass_rate's)."""
-    rollup_only_scores: list[str] = Field(default_factory=lambda: ["rule_pass_rate"])
+    rollup_only_scores: list[str] = Field(
+        default_factory=lambda: ["adversarial_robustness_judged", "rule_pass_rate"]
+    )
     """Scores exported only as their ``*``/``*``/``*`` roll-up, not per segment (one series
-    per rule and segment is most of a page otherwise)."""
+    per rule and segment is most of a page otherwise). The robustness correction's agreement
+    series (``detector_*{subject="robustness:<category>"}``) follow
+    ``adversarial_robustness_judged``: the corrected robustness itself stays per segment."""
     cumulative_scores: list[str] = Field(
         default_factory=lambda: ["adversarial_robustness", "judge_score", "leakage_risk"]
     )

@@ -967,6 +967,8 @@ class _WindowCollector(Collector):
         with_samples = frozenset(export.samples_scores)
         with_weight = everything or export.window_weight
         rollup_only = frozenset(() if everything else export.rollup_only_scores)
+        # The correction's agreement series follow its judged share (roll-up only by default).
+        inputs_rolled = "adversarial_robustness_judged" in rollup_only
         cumulative = frozenset(export.cumulative_scores)
         snap = win.snapshot()
         names = win.names
@@ -989,7 +991,10 @@ class _WindowCollector(Collector):
                 parts[key] = per_window
             kind = SCORES[score]
             rolled = seg == (ALL, ALL, ALL)
-            exported = rolled or score not in rollup_only
+            exported = rolled or (
+                score not in rollup_only
+                and not (inputs_rolled and subject.startswith(ROBUSTNESS_DETECTOR_PREFIX))
+            )
             if exported and (everything or score in cumulative):
                 base = fresh[(key, -1)] = cache.get((key, -1)) or _labels(
                     _SERIES_LABELS, [score, subject, *seg]
