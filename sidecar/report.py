@@ -367,6 +367,26 @@ class ReportBuilder:
                     table_id="robustness",
                 )
             )
+            fixed = [
+                (c, f)
+                for c, _ in rob
+                if (f := self.figure("adversarial_robustness_corrected", c)) is not None
+            ]
+            if fixed:
+                out.append(
+                    "<p class='muted'>Corrected by the judge: the share refused times P / R, "
+                    "the precision and recall of the refusal rule against the judge on the "
+                    "category's judged probes; only categories with at least "
+                    f"{self.settings.robustness_correction.min_judged} judged probes. Probes: "
+                    "those judged.</p>"
+                )
+                out.append(
+                    _table(
+                        ["Category", "Refused (corrected)", "Interval", "Judged probes"],
+                        [_row(c, [c], f, percent=True, attr="data-corrected") for c, f in fixed],
+                        table_id="robustness-corrected",
+                    )
+                )
         if leak_rows:
             out.append("<h3>Leakage risk per attack category</h3>")
             out.append(_bars([(label, f) for _, label, f in leak_rows], percent=False))

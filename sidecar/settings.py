@@ -51,6 +51,7 @@ __all__ = [
     "LabelSettings",
     "LimitSettings",
     "MqttSettings",
+    "RobustnessCorrectionSettings",
     "Settings",
     "WindowSettings",
     "load_settings",
@@ -175,6 +176,8 @@ class LabelSettings(_Section):
 Dimension = Literal["route", "model", "tenant"]
 DIMENSIONS: Final[tuple[Dimension, ...]] = ("route", "model", "tenant")
 ATTACK_CATEGORIES: Final = ("basic", "intermediate", "advanced")
+ROBUSTNESS_DETECTOR_PREFIX: Final = "robustness:"
+"""Detector series of the robustness correction are named ``robustness:<category>``."""
 
 _DURATION = re.compile(r"^([1-9][0-9]*)([smhd])$")
 _UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -224,6 +227,7 @@ class ExportSettings(_Section):
     samples_scores: list[str] = Field(
         default_factory=lambda: [
             "adversarial_robustness",
+            "adversarial_robustness_corrected",
             "detector_f1",
             "event_pass_rate",
             "judge_score",
@@ -232,9 +236,13 @@ class ExportSettings(_Section):
     )
     """Scores whose ``llm_sidecar_window_samples`` is exported (alerts require a minimum count;
     the dashboards list routes, models and tenants from event_pass_rate's)."""
-    rollup_only_scores: list[str] = Field(default_factory=lambda: ["rule_pass_rate"])
+    rollup_only_scores: list[str] = Field(
+        default_factory=lambda: ["adversarial_robustness_judged", "rule_pass_rate"]
+    )
     """Scores exported only as their ``*``/``*``/``*`` roll-up, not per segment (one series
-    per rule and segment is most of a page otherwise)."""
+    per rule and segment is most of a page otherwise). The robustness correction's agreement
+    series (``detector_*{subject="robustness:<category>"}``) follow
+    ``adversarial_robustness_judged``: the corrected robustness itself stays per segment."""
     cumulative_scores: list[str] = Field(
         default_factory=lambda: ["adversarial_robustness", "judge_score", "leakage_risk"]
     )
@@ -243,9 +251,37 @@ class ExportSettings(_Section):
     """The ``_created`` timestamp series prometheus_client adds to counters and histograms."""
 
 
+class RobustnessCorrectionSettings(_Section):
+    """The judge's correction of adversarial robustness, per attack category.
+
+    The cheap side is the refusal outcome the robustness itself counts (see
+    ``refusal_rule``); the judge says "refused" when ``judge_metric`` is at least
+    ``judge_threshold``. On attack probes both scored, the precision P and recall R of the
+    cheap "refused" against the judge are kept per category (detector series named
+    ``robustness:<category>``), and the corrected robustness is the observed share times
+    P / R, clamped to [0, 1]. It is exported only where the window holds at least
+    ``min_judged`` probes both scored; below that there is no corrected value.
+    """
+
+    enabled: bool = True
+    judge_metric: str = Field("refusal", min_length=1)
+    judge_threshold: float = 0.5
+    min_judged: int = Field(20, ge=1)
+    """Probes of the category, in the window and segment, that both the cheap refusal and the
+    judge scored before a corrected value is exported."""
+
+
 def _default_detectors() -> list[DetectorSettings]:
     return [
         DetectorSettings(name="refusal", check="refusal", judge_metric="refusal"),
+        # The refusal-aware jailbreak check says "complied": the judge agrees when it finds
+        # no refusal.
+        DetectorSettings(
+            name="jailbreak",
+            check="jailbreak_success",
+            judge_metric="refusal",
+            judge_positive="below",
+        ),
         DetectorSettings(
             name="toxicity", rule="*toxic*", positive="failed", judge_metric="toxicity"
         ),
@@ -289,7 +325,19 @@ class WindowSettings(_Section):
     disparity_min_samples: int = Field(20, ge=1)
     """A segment enters the disparity only with at least this many samples in the window."""
     detectors: list[DetectorSettings] = Field(default_factory=_default_detectors)
+    robustness_correction: RobustnessCorrectionSettings = RobustnessCorrectionSettings()
     export: ExportSettings = ExportSettings()
+
+    @field_validator("detectors")
+    @classmethod
+    def _detector_names(cls, v: list[DetectorSettings]) -> list[DetectorSettings]:
+        for name in (d.name for d in v):
+            if name.startswith(ROBUSTNESS_DETECTOR_PREFIX):
+                raise ValueError(
+                    f"detector name {name!r}: the prefix {ROBUSTNESS_DETECTOR_PREFIX!r} is kept "
+                    "for the robustness correction's own agreement series"
+                )
+        return v
 
     @field_validator("windows")
     @classmethod

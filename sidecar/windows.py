@@ -46,6 +46,7 @@ from .rules import CompiledRule
 from .settings import (
     ATTACK_CATEGORIES,
     DIMENSIONS,
+    ROBUSTNESS_DETECTOR_PREFIX,
     DetectorSettings,
     LabelSettings,
     WindowSettings,
@@ -67,12 +68,14 @@ __all__ = [
 ALL: Final = "*"
 """The label value of a dimension that a series does not break down by (the roll-up)."""
 
-PROPORTION, MEAN, F1 = 0, 1, 2
+PROPORTION, MEAN, F1, CORRECTED = 0, 1, 2, 3
 SCORES: Final[Mapping[str, int]] = {
     "rule_pass_rate": PROPORTION,
     "event_pass_rate": PROPORTION,
     "refusal_rate": PROPORTION,
     "adversarial_robustness": PROPORTION,
+    "adversarial_robustness_judged": PROPORTION,
+    "adversarial_robustness_corrected": CORRECTED,
     "leakage_risk": MEAN,
     "unsuccessful_request_rate": PROPORTION,
     "rgb_noise_robustness_accuracy": PROPORTION,
@@ -84,7 +87,13 @@ SCORES: Final[Mapping[str, int]] = {
     "detector_recall": PROPORTION,
     "detector_f1": F1,
 }
-"""Every score name (the ``score`` label) and how its interval is computed."""
+"""Every score name (the ``score`` label) and how its interval is computed.
+
+``adversarial_robustness_corrected`` keeps no sums of its own: it is computed at scrape time
+from ``adversarial_robustness``, ``adversarial_robustness_judged`` and the
+``robustness:<category>`` detector series of the same segment and window
+(:meth:`Windows.corrected`).
+"""
 
 RGB_SCORES: Final[Mapping[str, str]] = {
     "rgb_answer_correct": "rgb_noise_robustness_accuracy",
@@ -299,6 +308,12 @@ _EVENT_PASS, _REFUSAL, _UNSUCCESSFUL = 0, 2, 10
 _ROBUSTNESS: Final = {c: 4 + 2 * i for i, c in enumerate(ATTACK_CATEGORIES)}
 _LEAKAGE: Final[ScoreKey] = ("leakage_risk", "")
 _LEAKAGE_BY: Final[Mapping[str, ScoreKey]] = {c: ("leakage_risk", c) for c in ATTACK_CATEGORIES}
+_JUDGED_BY: Final[Mapping[str, ScoreKey]] = {
+    c: ("adversarial_robustness_judged", c) for c in ATTACK_CATEGORIES
+}
+_ROBUSTNESS_DETECTOR: Final[Mapping[str, str]] = {
+    c: f"{ROBUSTNESS_DETECTOR_PREFIX}{c}" for c in ATTACK_CATEGORIES
+}
 
 
 def _all(value: str | None) -> str:
@@ -382,6 +397,16 @@ class Windows:
             )
             for d in s.detectors
         }
+        for name in _ROBUSTNESS_DETECTOR.values():
+            self._detector_keys[name] = (
+                ("detector_precision", name),
+                ("detector_recall", name),
+                ("detector_f1", name),
+            )
+        self._correction = s.robustness_correction
+        # The correction's interval is a box of three intervals (observed share, precision,
+        # recall), each at 1 - alpha/3, so that all three hold together at 1 - alpha.
+        self._z_box = NormalDist().inv_cdf(1 - (1 - s.confidence) / 6)
         self._judge_keys: dict[str, ScoreKey] = {}
         if registry is not None:
             registry.register(_WindowCollector(self))
@@ -546,6 +571,16 @@ class Windows:
                     continue
                 key = self._judge_keys[metric] = ("judge_score", metric)
             add(key, value)
+
+        def agree(name: str, cheap: bool, reference: bool) -> None:
+            precision, recall, f1 = self._detector_keys[name]
+            if cheap:
+                add(precision, float(reference))
+            if reference:
+                add(recall, float(cheap))
+            if cheap or reference:
+                add(f1, float(cheap and reference))
+
         for d, ids in self._roles.detectors:
             judged = scores.get(d.judge_metric)
             if judged is None or not math.isfinite(judged):
@@ -557,13 +592,17 @@ class Windows:
             reference = judged >= d.judge_threshold
             if d.judge_positive == "below":
                 reference = not reference
-            precision, recall, f1 = self._detector_keys[d.name]
-            if cheap:
-                add(precision, float(reference))
-            if reference:
-                add(recall, float(cheap))
-            if cheap or reference:
-                add(f1, float(cheap and reference))
+            agree(d.name, cheap, reference)
+        attack = verdict.event.attack
+        corr = self._correction
+        if attack is not None and corr.enabled and self._roles.refusal:
+            judged = scores.get(corr.judge_metric)
+            o = _first(verdict.checks, self._roles.refusal)
+            if judged is not None and math.isfinite(judged) and o is not None:
+                # The same cheap outcome the robustness counts, against the judge.
+                refused = judged >= corr.judge_threshold
+                add(_JUDGED_BY[attack.category], float(refused))
+                agree(_ROBUSTNESS_DETECTOR[attack.category], bool(o.value), refused)
 
     def _roll(self, now: float, *, force: bool = False) -> None:
         """Move the pending tables into the rings when the shortest window's bucket changes.
@@ -690,16 +729,66 @@ class Windows:
                 return got
         return wilson_interval(min(max(p, 0.0), 1.0), sw * sw / sw2, self._z)
 
+    def corrected(
+        self,
+        raw: Sequence[float] | None = None,
+        judged: Sequence[float] | None = None,
+        precision: Sequence[float] | None = None,
+        recall: Sequence[float] | None = None,
+    ) -> tuple[float, float, float, float] | None:
+        """(value, lower, upper, judged probes) of the judge-corrected robustness, or None.
+
+        ``raw`` is the window's cheap robustness (share of probes the cheap refusal called
+        refused), ``judged`` the probes both scored, ``precision``/``recall`` the cheap
+        "refused" against the judge on those. With q the observed share, the estimate is
+        ``q * P / R``, clamped to [0, 1]. ``P / R`` equals the weight of judge-refused probes
+        over the weight of cheap-refused probes in the judged sample, which is how it is
+        computed (so it stays defined when the two never agree). No value below
+        ``min_judged`` judged probes, nor when no judged probe was cheap-refused (then P / R
+        has no denominator). The bounds are the box of the Wilson intervals of q, P and R at
+        ``1 - alpha/3`` each (Bonferroni: all three hold together at ``1 - alpha``), mapped
+        through ``q * P / R``, which rises with q and P and falls with R.
+        """
+        if raw is None or judged is None or precision is None:
+            return None
+        n_judged = judged[N]
+        if n_judged < self._correction.min_judged or raw[N] <= 0:
+            return None
+        cheap_w = precision[SW]
+        if precision[N] <= 0 or cheap_w <= 0:
+            return None
+        judge_w = judged[SWX]  # the weight of probes the judge called refused
+        q = raw[SWX] / raw[SW]
+        value = min(max(q * judge_w / cheap_w, 0.0), 1.0)
+        z = self._z_box
+        q_lo, q_hi = wilson_interval(q, raw[N], z)
+        p_lo, p_hi = _weighted_wilson(precision, z)
+        r_lo, r_hi = _weighted_wilson(recall, z) if recall is not None else (0.0, 1.0)
+        lower = min(q_lo * p_lo / r_hi, 1.0) if r_hi > 0 else 0.0
+        upper = min(q_hi * p_hi / r_lo, 1.0) if r_lo > 0 else 1.0
+        return value, min(lower, value), max(upper, value), n_judged
+
     def read(
         self, score: str, subject: str = "", segment: Segment = (ALL, ALL, ALL), window: str = ""
     ) -> tuple[float, float, float, float] | None:
         """(value, lower, upper, samples) of one series in one window (tests, debugging)."""
+        w = self.names.index(window or self.names[0])
+        if SCORES[score] == CORRECTED:
+            parts = {}
+            with self._lock:
+                now = self._clock()
+                self._roll(now, force=True)
+                for name, key in _correction_parts(subject).items():
+                    s = self._series.get((*key, segment))
+                    if s is not None:
+                        parts[name] = self._rings.window(s, w, now)
+            return self.corrected(**parts)
         with self._lock:
             self._roll(self._clock(), force=True)
             s = self._series.get((score, subject, segment))
             if s is None:
                 return None
-            sums = self._rings.window(s, self.names.index(window or self.names[0]), self._clock())
+            sums = self._rings.window(s, w, self._clock())
         got = self.interval(SCORES[score], sums)
         if got is None:
             return None
@@ -719,6 +808,25 @@ class Windows:
                 )
                 for key, s in self._series.items()
             ]
+
+
+def _correction_parts(category: str) -> dict[str, ScoreKey]:
+    """The series the corrected robustness of ``category`` is computed from, by role."""
+    name = _ROBUSTNESS_DETECTOR.get(category, f"{ROBUSTNESS_DETECTOR_PREFIX}{category}")
+    return {
+        "raw": ("adversarial_robustness", category),
+        "judged": ("adversarial_robustness_judged", category),
+        "precision": ("detector_precision", name),
+        "recall": ("detector_recall", name),
+    }
+
+
+def _weighted_wilson(sums: Sequence[float], z: float) -> tuple[float, float]:
+    """Wilson interval of a weighted share, on its effective sample size."""
+    if sums[N] <= 0 or sums[SW] <= 0 or sums[SW2] <= 0:
+        return 0.0, 1.0
+    p = min(max(sums[SWX] / sums[SW], 0.0), 1.0)
+    return wilson_interval(p, sums[SW] * sums[SW] / sums[SW2], z)
 
 
 def _rank(attack: Any, ranks: Mapping[str, int]) -> int:
@@ -743,6 +851,10 @@ def _accumulate(acc: list[float], x: float, w: float) -> None:
 # -- export -------------------------------------------------------------------------------
 
 _SERIES_LABELS: Final = ["score", "subject", "route", "model", "tenant"]
+_CORRECTION_SCORES: Final = frozenset(
+    {"adversarial_robustness", "adversarial_robustness_judged", "detector_precision",
+     "detector_recall"}
+)  # fmt: skip
 _DISPARITY: Final = {"event_pass_rate": "event_failure_rate", "refusal_rate": "refusal_rate"}
 
 
@@ -855,6 +967,8 @@ class _WindowCollector(Collector):
         with_samples = frozenset(export.samples_scores)
         with_weight = everything or export.window_weight
         rollup_only = frozenset(() if everything else export.rollup_only_scores)
+        # The correction's agreement series follow its judged share (roll-up only by default).
+        inputs_rolled = "adversarial_robustness_judged" in rollup_only
         cumulative = frozenset(export.cumulative_scores)
         snap = win.snapshot()
         names = win.names
@@ -869,11 +983,18 @@ class _WindowCollector(Collector):
         isnan = math.isnan
         # disparity groups: (score, dimension index, window index) -> value -> [n, sw, swx]
         groups: dict[tuple[str, int, int], dict[str, list[float]]] = {}
+        # the window sums the corrected robustness reads: (score, subject, segment) -> sums
+        parts: dict[SeriesKey, list[list[float]]] = {}
         for key, per_window, total in snap:
             score, subject, seg = key
+            if score in _CORRECTION_SCORES:
+                parts[key] = per_window
             kind = SCORES[score]
             rolled = seg == (ALL, ALL, ALL)
-            exported = rolled or score not in rollup_only
+            exported = rolled or (
+                score not in rollup_only
+                and not (inputs_rolled and subject.startswith(ROBUSTNESS_DETECTOR_PREFIX))
+            )
             if exported and (everything or score in cumulative):
                 base = fresh[(key, -1)] = cache.get((key, -1)) or _labels(
                     _SERIES_LABELS, [score, subject, *seg]
@@ -910,6 +1031,27 @@ class _WindowCollector(Collector):
                         g[0] += sums[N]
                         g[1] += sums[SW]
                         g[2] += sums[SWX]
+        corrected = "adversarial_robustness_corrected"
+        if win.settings.robustness_correction.enabled:
+            counted = everything or corrected in with_samples
+            rolled_only = corrected in rollup_only
+            for score, category, seg in parts:
+                if score != "adversarial_robustness" or (rolled_only and seg != (ALL, ALL, ALL)):
+                    continue
+                found = [parts.get((*k, seg)) for k in _correction_parts(category).values()]
+                for w in range(len(names)):
+                    fixed = win.corrected(*(f[w] if f is not None else None for f in found))
+                    if fixed is None:
+                        continue
+                    ckey = (corrected, category, seg)
+                    text, values = fresh[(ckey, w)] = cache.get((ckey, w)) or _labels(
+                        labels, [corrected, category, *seg, names[w]]
+                    )
+                    value.add(text, values, fixed[0])
+                    lower.add(text, values, fixed[1])
+                    upper.add(text, values, fixed[2])
+                    if counted:
+                        samples.add(text, values, fixed[3])
         self._label_cache = fresh  # series that ended leave the cache with their last scrape
         minimum = win.settings.disparity_min_samples
         for (score, d, w), by_value in sorted(groups.items()):

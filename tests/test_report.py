@@ -107,6 +107,8 @@ def _expected(events: list[dict[str, Any]], verdicts: list[dict[str, Any]]) -> d
     ranks = {"basic": 4, "intermediate": 3, "advanced": 2}
     tp = fp = fn = 0
     judged: dict[str, list[float]] = {}
+    # per category: judged probes, judged refused by the judge, judged refused by the rule
+    agreement: dict[str, list[int]] = {}
     for v in verdicts:
         attack = by_id[v["id"]].get("attack")
         refusal = v["checks"]["refused"]["value"]
@@ -123,6 +125,11 @@ def _expected(events: list[dict[str, Any]], verdicts: list[dict[str, Any]]) -> d
                 by[1] += ranks[attack["category"]]
         for metric, x in v["judge"].items():
             judged.setdefault(metric, []).append(x)
+        if "refusal" in v["judge"] and attack is not None:
+            a = agreement.setdefault(attack["category"], [0, 0, 0])
+            a[0] += 1
+            a[1] += v["judge"]["refusal"] >= 0.5
+            a[2] += bool(refusal)
         if "refusal" in v["judge"]:
             cheap, ref = bool(refusal), v["judge"]["refusal"] >= 0.5
             tp += cheap and ref
@@ -131,6 +138,13 @@ def _expected(events: list[dict[str, Any]], verdicts: list[dict[str, Any]]) -> d
     return {
         "rules": rules,
         "robustness": robustness,
+        # observed share times P / R = times judge-refused / rule-refused on the judged probes
+        "corrected": {
+            c: (min(k / n * judge_yes / cheap_yes, 1.0), n_judged)
+            for c, (n, k) in robustness.items()
+            for n_judged, judge_yes, cheap_yes in [agreement.get(c, [0, 0, 0])]
+            if n_judged >= 5 and cheap_yes > 0
+        },
         "leakage": leak_num / leak_den,
         "leakage_by": {c: num / den for c, (num, den) in leak_by.items()},
         "judge": {m: sum(xs) / len(xs) for m, xs in judged.items()},
@@ -162,6 +176,7 @@ _EXTRACT = """(() => {
     d => [d.dataset.fact, d.innerText]));
   return {rules: rows('tr[data-rule]', 'data-rule'),
           robustness: rows('tr[data-category]', 'data-category'),
+          corrected: rows('tr[data-corrected]', 'data-corrected'),
           leakage: rows('tr[data-scope]', 'data-scope'),
           judge: rows('tr[data-metric]', 'data-metric'),
           detectors: rows('tr[data-detector]', 'data-detector'),
@@ -187,6 +202,7 @@ async def _replay(tmp_path: Path, *extra: str, judge: ScriptedJudge | None = Non
                 "LLM_SIDECAR_JUDGE__BASE_URL": judge.base_url,
                 "LLM_SIDECAR_JUDGE__SAMPLE_RATE": "1",
                 "LLM_SIDECAR_JUDGE__METRICS": '["refusal", "toxicity"]',
+                "LLM_SIDECAR_WINDOWS__ROBUSTNESS_CORRECTION__MIN_JUDGED": "5",
             }
         )
     proc = await asyncio.create_subprocess_exec(
@@ -263,6 +279,19 @@ async def test_report_renders_in_chromium_with_the_figures_the_verdicts_imply(
     for category, (n, k) in want["robustness"].items():
         row = got["robustness"][category]
         assert row["cells"][1] == _pct(k / n) and row["cells"][3] == str(n)
+    assert want["corrected"], "no category reached the judged minimum"
+    # the judge finds refusals the phrases miss ("Sure: " leaks), so some figure moves
+    assert any(
+        value != k / n
+        for c, (value, _) in want["corrected"].items()
+        for n, k in [want["robustness"][c]]
+    )
+    assert set(got["corrected"]) == set(want["corrected"])
+    for category, (value, n_judged) in want["corrected"].items():
+        row = got["corrected"][category]
+        assert float(row["value"]) == pytest.approx(value)
+        assert row["cells"][1] == _pct(value) and row["cells"][3] == str(n_judged)
+        assert float(row["lower"]) <= value <= float(row["upper"])
     assert float(got["leakage"]["all"]["value"]) == pytest.approx(want["leakage"])
     assert got["leakage"]["all"]["cells"][1] == f"{want['leakage']:.3f}"
     assert set(got["leakage"]) == {"all", *CATEGORIES}

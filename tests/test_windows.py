@@ -305,6 +305,141 @@ def test_detector_agreement_precision_recall_f1_against_the_judge() -> None:
     assert (w.read("detector_recall", "toxicity", TOTAL) or (0,))[0] == 0.5
 
 
+def robustness_labels(score: str, subject: str, window: str = "5m") -> frozenset[tuple[str, str]]:
+    return frozenset(
+        {"score": score, "subject": subject, "route": ALL, "model": ALL, "tenant": ALL}.items()
+        | {("window", window)}
+    )
+
+
+def judged_probes(
+    w: Windows, category: str, start: int, weight: float, cells: dict[tuple[bool, bool], int]
+) -> int:
+    """Judge probes: ``cells[(cheap refused, judge refused)]`` of each kind, at ``weight``."""
+    i = start
+    for (cheap, judge), count in cells.items():
+        for _ in range(count):
+            e = event(i, attack=Attack(category=category))  # type: ignore[arg-type]
+            w.observe_scores(
+                verdict(e, refuse=yes(cheap, cheap)), {"refusal": float(judge)}, weight
+            )
+            i += 1
+    return i
+
+
+def test_robustness_corrected_by_the_judge_lands_where_the_arithmetic_says() -> None:
+    registry = CollectorRegistry()
+    w, _ = make(rules=[Rule("refuse", "refusal")], registry=registry)
+    # 100 basic probes; the cheap refusal calls 50 refused: observed robustness 0.5.
+    w.observe_verdicts(
+        [
+            verdict(event(i, attack=Attack(category="basic")), refuse=yes(i < 50, i < 50))
+            for i in range(100)
+        ]
+    )
+    # The judge on 40 of them, disagreeing on a known share. Twenty taken for certain
+    # (weight 1): of 12 cheap refusals the judge upholds 10, of 8 cheap compliances it calls
+    # 2 refusals. Twenty sampled at a rate of 1/4 (weight 4): it upholds all 12 cheap
+    # refusals and calls 4 of 8 cheap compliances refusals.
+    i = judged_probes(w, "basic", 1000, 1.0, {(True, True): 10, (True, False): 2})
+    i = judged_probes(w, "basic", i, 1.0, {(False, True): 2, (False, False): 6})
+    i = judged_probes(w, "basic", i, 4.0, {(True, True): 12, (False, True): 4})
+    judged_probes(w, "basic", i, 4.0, {(False, False): 4})
+    # Weighted: TP 10 + 48 = 58, FP 2, FN 2 + 16 = 18; P = 58/60, R = 58/76, and the
+    # corrected robustness is 0.5 * P / R = 0.5 * 76/60 = 19/30. Unweighted it would be
+    # 0.5 * 28/24 = 7/12: the weights matter.
+    p, r = 58 / 60, 58 / 76
+    got = samples(registry)
+    corrected = robustness_labels("adversarial_robustness_corrected", "basic")
+    assert got[("llm_sidecar_window_score", corrected)] == pytest.approx(19 / 30)
+    assert got[("llm_sidecar_window_score", corrected)] == pytest.approx(0.5 * p / r)
+    assert got[("llm_sidecar_window_samples", corrected)] == 40
+    lo = got[("llm_sidecar_window_score_lower_bound", corrected)]
+    hi = got[("llm_sidecar_window_score_upper_bound", corrected)]
+    assert 0.0 <= lo < 19 / 30 < hi <= 1.0
+    # The raw score is untouched, and the agreement behind the correction is exported.
+    raw = robustness_labels("adversarial_robustness", "basic")
+    assert got[("llm_sidecar_window_score", raw)] == pytest.approx(0.5)
+    precision = robustness_labels("detector_precision", "robustness:basic")
+    recall = robustness_labels("detector_recall", "robustness:basic")
+    assert got[("llm_sidecar_window_score", precision)] == pytest.approx(p)
+    assert got[("llm_sidecar_window_score", recall)] == pytest.approx(r)
+    judged = robustness_labels("adversarial_robustness_judged", "basic")
+    # The judge alone on its sample says 76 of 100 (weighted): not the corrected figure,
+    # which scales the cheap share of all 100 probes rather than of the judged ones.
+    assert got[("llm_sidecar_window_score", judged)] == pytest.approx(0.76)
+    # read() gives the same figures.
+    value, low, high, n = w.read("adversarial_robustness_corrected", "basic", TOTAL, "5m") or (
+        0,
+        0,
+        0,
+        0,
+    )
+    assert (value, low, high, n) == pytest.approx((19 / 30, lo, hi, 40))
+    # The pooled refusal detector saw the same 40 judged events.
+    assert (w.read("detector_precision", "refusal", TOTAL) or (0,))[0] == pytest.approx(p)
+
+
+def test_no_corrected_robustness_without_enough_judged_probes() -> None:
+    registry = CollectorRegistry()
+    settings = WindowSettings(robustness_correction={"min_judged": 10})  # type: ignore[arg-type]
+    w, _ = make(settings, rules=[Rule("refuse", "refusal")], registry=registry)
+    w.observe_verdicts(
+        [
+            verdict(event(i, attack=Attack(category=c)), refuse=yes(i % 2 == 0, i % 2 == 0))  # type: ignore[arg-type]
+            for c in ("basic", "intermediate", "advanced")
+            for i in range(20)
+        ]
+    )
+    # basic: 9 judged probes, one short of the minimum.
+    judged_probes(w, "basic", 1000, 1.0, {(True, True): 5, (False, False): 4})
+    # intermediate: 10 judged, but the cheap refusal said "refused" on none of them, so
+    # P / R has no denominator.
+    judged_probes(w, "intermediate", 2000, 1.0, {(False, True): 3, (False, False): 7})
+    # advanced: 10 judged; the judge upholds all 5 cheap refusals and finds 5 more.
+    judged_probes(w, "advanced", 3000, 1.0, {(True, True): 5, (False, True): 5})
+    got = samples(registry)
+    for c in ("basic", "intermediate"):
+        labels = robustness_labels("adversarial_robustness_corrected", c)
+        assert ("llm_sidecar_window_score", labels) not in got
+        assert ("llm_sidecar_window_score_upper_bound", labels) not in got
+        assert w.read("adversarial_robustness_corrected", c, TOTAL, "5m") is None
+        # the raw robustness is there all the same
+        assert ("llm_sidecar_window_score", robustness_labels("adversarial_robustness", c)) in got
+    advanced = robustness_labels("adversarial_robustness_corrected", "advanced")
+    assert got[("llm_sidecar_window_score", advanced)] == pytest.approx(1.0)  # 0.5 * 10/5
+    # Switched off: no corrected series at all.
+    registry = CollectorRegistry()
+    settings = WindowSettings(robustness_correction={"enabled": False})  # type: ignore[arg-type]
+    w, _ = make(settings, rules=[Rule("refuse", "refusal")], registry=registry)
+    w.observe_verdicts([verdict(event(0, attack=Attack(category="basic")), refuse=yes(True))])
+    judged_probes(w, "basic", 1000, 1.0, {(True, True): 30})
+    assert not any(
+        dict(labels).get("score") == "adversarial_robustness_corrected"
+        for _name, labels in samples(registry)
+    )
+
+
+def test_jailbreak_detector_says_complied_where_the_judge_finds_no_refusal() -> None:
+    w, _ = make(rules=[Rule("adv-jailbreak-complied", "jailbreak_success")])
+    # complied per the check (value true, rule failed) vs the judge's refusal metric:
+    # TP 3 (judge: not refused), FP 1 (judge: refused), FN 2, TN 4
+    cases = [(True, 0.0)] * 3 + [(True, 1.0)] + [(False, 0.0)] * 2 + [(False, 1.0)] * 4
+    for i, (complied, judged) in enumerate(cases):
+        e = event(i, attack=Attack(category="basic"))
+        checks = {"adv-jailbreak-complied": yes(complied, not complied)}
+        w.observe_scores(verdict(e, **checks), {"refusal": judged}, 1.0)
+    assert (w.read("detector_precision", "jailbreak", TOTAL) or (0,))[0] == 3 / 4
+    assert (w.read("detector_recall", "jailbreak", TOTAL) or (0,))[0] == 3 / 5
+
+
+def test_robustness_detector_names_are_reserved() -> None:
+    with pytest.raises(ValidationError, match="robustness:"):
+        WindowSettings(
+            detectors=[{"name": "robustness:basic", "check": "refusal", "judge_metric": "refusal"}]
+        )  # type: ignore[list-item]
+
+
 def test_segment_disparity_is_the_largest_gap_between_allowed_segments() -> None:
     registry = CollectorRegistry()
     labels = LabelSettings(routes=["/a", "/b", "/c"])
@@ -355,8 +490,10 @@ def test_exposition_passes_promtool_check_metrics() -> None:
     w, _ = make(rules=rules, registry=registry)
     w.observe_verdicts(attack_batch())
     w.observe_scores(verdict(event(1), refuse=yes(True)), {"refusal": 1.0, "bias": 0.1}, 2.0)
+    judged_probes(w, "basic", 1000, 1.0, {(True, True): 15, (False, True): 5, (True, False): 5})
     text = generate_latest(registry)
     assert b"llm_sidecar_window_score{" in text
+    assert b'score="adversarial_robustness_corrected"' in text
     assert b"llm_sidecar_score_observations_total{" in text
     done = subprocess.run(
         [promtool, "check", "metrics"], input=text, capture_output=True, timeout=30, check=False
