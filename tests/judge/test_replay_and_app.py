@@ -15,7 +15,7 @@ import orjson
 from prometheus_client import CollectorRegistry
 
 from sidecar.app import App
-from sidecar.sampler import hash_unit
+from sidecar.judge.sampler import hash_unit
 from sidecar.settings import Settings
 from sidecar.sinks import Sink
 from sidecar.sources.file import FileSource
