@@ -31,7 +31,7 @@ from typing import Any
 
 import orjson
 from aiohttp import web
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from .errors import DecodeError
 from .events import Event, decode
@@ -101,6 +101,16 @@ class CheckApi:
             "llm_sidecar_check_api_request_seconds",
             "Inline check request latency, body read to answer.",
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
+            registry=registry,
+        )
+        queued = Gauge(
+            "llm_sidecar_check_api_queued", "Requests waiting for a batch.", registry=registry
+        )
+        queued.set_function(lambda: len(self._queue))
+        self.batches = Histogram(
+            "llm_sidecar_check_api_batch_requests",
+            "Requests checked together in one batch (one hand-off to a worker thread).",
+            buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256),
             registry=registry,
         )
 
@@ -256,6 +266,7 @@ class CheckApi:
                 self._finish(loop, batch, [_UNAVAILABLE] * len(batch))
                 continue
             self._running += 1
+            self.batches.observe(len(batch))
             # track=False: gateway traffic must not disable rules of the stream it shares them
             # with. The slot is released when the checks finish, not when a request stops
             # waiting for them, so requests past their deadline still count against the cap.
