@@ -13,7 +13,7 @@ also measured over one connection. ``--before PATH`` measures a second checkout 
 
 Prints requests/s, p50/p99, the non-2xx count and the server's CPU time per request (user
 plus system, all threads: the figure that holds when other work shares the cores) of every run, the load average before and
-after, and the sidecar's own request count by outcome. Needs ``wrk`` and ``taskset`` (Linux).
+after, and the sidecar's own request count by outcome (and requests per batch). Needs ``wrk`` and ``taskset`` (Linux).
 """
 
 from __future__ import annotations
@@ -178,7 +178,12 @@ def run_wrk(port: int, script: Path, connections: int, duration: int, pid: int) 
 def outcomes(port: int) -> str:
     text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
     found = re.findall(r'llm_sidecar_check_api_requests_total\{outcome="(\w+)"\} (\S+)', text)
-    return ", ".join(f"{k} {float(v):.0f}" for k, v in found if float(v))
+    said = ", ".join(f"{k} {float(v):.0f}" for k, v in found if float(v))
+    count = re.search(r"llm_sidecar_check_api_batch_requests_count (\S+)", text)
+    total = re.search(r"llm_sidecar_check_api_batch_requests_sum (\S+)", text)
+    if count and total and float(count.group(1)):
+        said += f"; {float(total.group(1)) / float(count.group(1)):.1f} requests per batch"
+    return said
 
 
 def loadavg() -> str:
