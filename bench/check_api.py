@@ -12,8 +12,10 @@ also measured over one connection. ``--before PATH`` measures a second checkout 
 (say ``git worktree add /tmp/before main``) the same way, in the same run.
 
 Prints requests/s, p50/p99, the non-2xx count and the server's CPU time per request (user
-plus system, all threads: the figure that holds when other work shares the cores) of every run, the load average before and
-after, and the sidecar's own request count by outcome (and requests per batch). Needs ``wrk`` and ``taskset`` (Linux).
+plus system, all threads: the figure that holds when other work shares the cores) of every
+run, the load average before and after, and the sidecar's own request count by outcome (and
+requests per batch). Needs ``wrk`` and ``taskset`` (Linux). ``git archive main | tar -x -C
+/tmp/before`` is another way to get a checkout for ``--before``.
 """
 
 from __future__ import annotations
@@ -187,7 +189,7 @@ def outcomes(port: int) -> str:
 
 
 def loadavg() -> str:
-    return Path("/proc/loadavg").read_text().split(" ", 3)[:3].__str__()
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 def main() -> None:
@@ -224,7 +226,8 @@ def main() -> None:
         f"{CLIENT_CORE}, server on core {SERVER_CORE}; load average before {loadavg()}"
     )
     print(
-        f"{'server':<16} {'conns':>5} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'non-2xx':>8} {'CPU µs/req':>10}"
+        f"{'server':<16} {'conns':>5} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} "
+        f"{'non-2xx':>8} {'CPU µs/req':>10}"
     )
     for _ in range(args.rounds):
         for label, kind, src in targets:
