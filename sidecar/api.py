@@ -222,9 +222,9 @@ class CheckApi:
             self._dispatch(loop)
         try:
             answer = await pending.future
-        except asyncio.CancelledError:  # the client went away
+        except asyncio.CancelledError:  # the server is stopping, or the client went away
             pending.timer.cancel()
-            if not pending.running:
+            if not pending.running and not pending.future.done():
                 self._queue.remove(pending)
             raise
         if answer == _BUSY:
