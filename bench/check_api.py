@@ -9,7 +9,8 @@ stream) in its own process pinned to core 1 (``taskset -c 1``), and drives it wi
 Beside it, on the same core and with the same wrk, a bare aiohttp handler that reads the body
 and answers a small JSON document: the ceiling of the HTTP stack on this machine. Each is
 also measured over one connection. ``--before PATH`` measures a second checkout of llm-sidecar
-(say ``git worktree add /tmp/before main``) the same way, in the same run.
+(say ``git worktree add /tmp/before main``) the same way, in the same run. ``--loop asyncio
+uvloop`` runs every server on both event loops (uvloop is not a dependency: install it first).
 
 Prints requests/s, p50/p99, the non-2xx count and the server's CPU time per request (user
 plus system, all threads: the figure that holds when other work shares the cores) of every
@@ -107,10 +108,12 @@ def free_port() -> int:
         return port
 
 
-def start_server(kind: str, rules: list[str], src: Path) -> tuple[subprocess.Popen[bytes], int]:
+def start_server(
+    kind: str, rules: list[str], src: Path, loop: str
+) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()
     cmd = ["taskset", "-c", SERVER_CORE, sys.executable, str(Path(__file__).resolve())]
-    cmd += ["--serve", kind, "--port", str(port), "--rules", *rules]
+    cmd += ["--serve", kind, "--port", str(port), "--loop", loop, "--rules", *rules]
     env = {**os.environ, "PYTHONPATH": str(src)}
     proc = subprocess.Popen(cmd, env=env, cwd=src)
     deadline = time.monotonic() + 30
@@ -199,14 +202,23 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="repeat the set of runs")
     parser.add_argument("--rules", nargs="+", default=[str(REPO / "rules" / "default.yaml")])
     parser.add_argument("--before", type=Path, help="another llm-sidecar checkout to measure")
+    parser.add_argument(
+        "--loop",
+        nargs="+",
+        choices=["asyncio", "uvloop"],
+        default=["asyncio"],
+        help="event loop(s) of the servers; with two, every server runs on each",
+    )
     parser.add_argument("--serve", choices=["bare", "sidecar"], help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.serve == "bare":
-        asyncio.run(serve_bare(args.port))
-        return
-    if args.serve == "sidecar":
-        asyncio.run(serve_sidecar(args.port, args.rules))
+    if args.serve is not None:
+        run = asyncio.run
+        if args.loop == ["uvloop"]:
+            import uvloop  # not a dependency: pip install uvloop to compare
+
+            run = uvloop.run
+        run(serve_bare(args.port) if args.serve == "bare" else serve_sidecar(args.port, args.rules))
         return
     for tool in ("wrk", "taskset"):
         if shutil.which(tool) is None:
@@ -226,17 +238,19 @@ def main() -> None:
         f"{CLIENT_CORE}, server on core {SERVER_CORE}; load average before {loadavg()}"
     )
     print(
-        f"{'server':<16} {'conns':>5} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} "
+        f"{'server':<22} {'conns':>5} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} "
         f"{'non-2xx':>8} {'CPU µs/req':>10}"
     )
     for _ in range(args.rounds):
-        for label, kind, src in targets:
-            proc, port = start_server(kind, args.rules, src)
+        for (label, kind, src), loop in [(t, lp) for t in targets for lp in args.loop]:
+            if len(args.loop) > 1:
+                label = f"{label} {loop}"
+            proc, port = start_server(kind, args.rules, src, loop)
             try:
                 for conns in (args.connections, 1):
                     r = run_wrk(port, script, conns, args.duration, proc.pid)
                     print(
-                        f"{label:<16} {conns:>5} {r['rate']:>8.0f} {r['p50']:>7.2f} "
+                        f"{label:<22} {conns:>5} {r['rate']:>8.0f} {r['p50']:>7.2f} "
                         f"{r['p99']:>7.2f} {r['non2xx']:>8.0f} {r['cpu_us']:>10.0f}"
                         + (
                             f"  socket errors {r['socket_errors']:.0f}"
@@ -245,7 +259,7 @@ def main() -> None:
                         )
                     )
                 if kind == "sidecar":
-                    print(f"{'':<16} outcomes: {outcomes(port)}")
+                    print(f"{'':<22} outcomes: {outcomes(port)}")
             finally:
                 stop_server(proc)
     print(f"load average after {loadavg()}")
