@@ -277,47 +277,56 @@ class CheckApi:
         self,
         loop: asyncio.AbstractEventLoop,
         batch: list[_Pending],
-        work: asyncio.Future[list[bytes]],
+        work: asyncio.Future[list[bytes | Exception]],
     ) -> None:
         self._running -= 1
         exc = work.exception()
-        if exc is not None:
-            for pending in batch:
-                if pending.timer is not None:
-                    pending.timer.cancel()
-                if not pending.future.done():
-                    pending.future.set_exception(exc)
+        if exc is not None:  # the checks themselves failed: every request of the batch gets 500
+            self._finish(loop, batch, [exc] * len(batch))  # type: ignore[list-item]
         else:
             self._finish(loop, batch, work.result())
         self._dispatch(loop)
 
     @staticmethod
     def _finish(
-        loop: asyncio.AbstractEventLoop, batch: list[_Pending], answers: Sequence[bytes | int]
+        loop: asyncio.AbstractEventLoop,
+        batch: list[_Pending],
+        answers: Sequence[bytes | int | Exception],
     ) -> None:
         for pending, answer in zip(batch, answers, strict=True):
             if pending.timer is not None:
                 pending.timer.cancel()
-            if not pending.future.done():
+            if pending.future.done():
+                continue
+            if isinstance(answer, Exception):
+                pending.future.set_exception(answer)
+            else:
                 pending.future.set_result(answer)
 
 
-def _check_batch(pipeline: Pipeline, batch: list[_Pending]) -> list[bytes]:
+def _check_batch(pipeline: Pipeline, batch: list[_Pending]) -> list[bytes | Exception]:
     """In a worker thread: one ``Pipeline.run`` over the events of every request in ``batch``,
-    then each request's answer as JSON."""
+    then each request's answer as JSON (or what kept it from being rendered: that request alone
+    gets 500)."""
     events = [event for pending in batch for event in pending.events]
     verdicts, _ = pipeline.run(events, track=False)
-    answers: list[bytes] = []
+    answers: list[bytes | Exception] = []
     at = 0
     for pending in batch:
-        docs = []
-        for v in verdicts[at : at + len(pending.events)]:
-            doc = v.to_dict()
-            doc["passed"] = v.passed
-            docs.append(doc)
+        mine = verdicts[at : at + len(pending.events)]
         at += len(pending.events)
-        payload: Any = docs[0] if pending.single else {"verdicts": docs, "errors": pending.errors}
-        answers.append(orjson.dumps(payload))
+        try:
+            docs = []
+            for v in mine:
+                doc = v.to_dict()
+                doc["passed"] = v.passed
+                docs.append(doc)
+            payload: Any = (
+                docs[0] if pending.single else {"verdicts": docs, "errors": pending.errors}
+            )
+            answers.append(orjson.dumps(payload))
+        except Exception as exc:  # this request alone: the others keep their answers
+            answers.append(exc)
     return answers
 
 

@@ -375,3 +375,41 @@ async def test_a_full_queue_answers_503_at_once(api: Any) -> None:
     assert (
         registry.get_sample_value("llm_sidecar_check_api_requests_total", {"outcome": "busy"}) == 1
     )
+
+
+class _Unrenderable:
+    """A check value that cannot be written as JSON."""
+
+    def __bool__(self) -> bool:
+        return True
+
+
+@register
+class _Odd(Check):  # type: ignore[type-arg]
+    name: ClassVar[str] = "test_odd_value_check"
+
+    def __call__(self, text: str, event: Event) -> CheckResult:
+        value: Any = _Unrenderable() if event.labels.get("odd") else True
+        return CheckResult(value)
+
+
+@pytest.mark.usefixtures("holds")
+async def test_an_answer_that_cannot_be_rendered_fails_its_request_alone(api: Any) -> None:
+    client, registry = await api(
+        rules=HOLD_RULES + "  - {id: odd, check: test_odd_value_check, expect: true}\n",
+        concurrency=1,
+        deadline_ms=10_000,
+    )
+    first = await block_the_slot(client)
+    odd = asyncio.create_task(
+        client.post("/v1/check", json={"id": "odd", "response": "ok", "labels": {"odd": True}})
+    )
+    fine = asyncio.create_task(client.post("/v1/check", json={"id": "fine", "response": "ok"}))
+    await until_queued(registry, 2)
+    RELEASE.set()
+    assert (await first).status_code == 200
+    assert (await odd).status_code == 500
+    r = await fine
+    assert r.status_code == 200
+    assert r.json()["checks"]["odd"]["passed"] is True
+    assert registry.get_sample_value("llm_sidecar_check_api_batch_requests_sum") == 3
