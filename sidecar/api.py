@@ -7,6 +7,14 @@ request that cannot start in time gets 503), the body size is limited (413), and
 bearer token is compared in constant time (401), and the body must be sent as JSON
 (``Content-Type: application/json``, 415 otherwise), which a cross-origin page cannot do
 without a CORS preflight. The API is described by ``GET /openapi.json``.
+
+Requests are checked in micro-batches: a request goes to a worker thread at once when one of
+``api.concurrency`` batch slots is free; otherwise it waits in a bounded queue (``api.max_queue``,
+503 when full) and every request queued when a slot frees goes in one batch, one hand-off and
+one ``Pipeline.run`` (whose scan is per batch) for all of them. The worker also renders each
+request's answer, so the event loop only parses, queues and writes. Each request keeps its own
+deadline: a timer answers 503 if it is still queued then, 504 if its batch is still running (the
+batch keeps its slot until it ends, so slow checks still count against the cap).
 """
 
 from __future__ import annotations
@@ -15,12 +23,15 @@ import asyncio
 import hmac
 import json
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import orjson
 from aiohttp import web
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from .errors import DecodeError
 from .events import Event, decode
@@ -42,6 +53,26 @@ OUTCOMES = (
 )
 
 
+# What a queued request's future resolves to besides its answer.
+_BUSY = 1
+_LATE = 2
+_UNAVAILABLE = 3
+BATCH_EVENTS = 256
+"""A batch takes queued requests up to this many events (a larger request goes alone)."""
+
+
+@dataclass(slots=True, eq=False)
+class _Pending:
+    """One request waiting for, or in, a batch."""
+
+    events: list[Event]
+    single: bool
+    errors: list[dict[str, Any]]
+    future: asyncio.Future[bytes | int]
+    timer: asyncio.TimerHandle | None = None
+    running: bool = False
+
+
 class CheckApi:
     """Adds the inline check routes to an aiohttp application."""
 
@@ -55,7 +86,8 @@ class CheckApi:
     ) -> None:
         self.cfg = cfg
         self._pipeline = pipeline
-        self._gate = asyncio.Semaphore(cfg.concurrency)
+        self._queue: deque[_Pending] = deque()
+        self._running = 0
         self._token = cfg.token.get_secret_value().encode() if cfg.token else None
         self.max_event_bytes = max_event_bytes
         self.requests = Counter(
@@ -64,12 +96,21 @@ class CheckApi:
             ["outcome"],
             registry=registry,
         )
-        for outcome in OUTCOMES:
-            self.requests.labels(outcome)
+        self._outcome = {outcome: self.requests.labels(outcome) for outcome in OUTCOMES}
         self.seconds = Histogram(
             "llm_sidecar_check_api_request_seconds",
             "Inline check request latency, body read to answer.",
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
+            registry=registry,
+        )
+        queued = Gauge(
+            "llm_sidecar_check_api_queued", "Requests waiting for a batch.", registry=registry
+        )
+        queued.set_function(lambda: len(self._queue))
+        self.batches = Histogram(
+            "llm_sidecar_check_api_batch_requests",
+            "Requests checked together in one batch (one hand-off to a worker thread).",
+            buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256),
             registry=registry,
         )
 
@@ -83,7 +124,7 @@ class CheckApi:
         )
 
     def _error(self, status: int, outcome: str, message: str) -> web.Response:
-        self.requests.labels(outcome).inc()
+        self._outcome[outcome].inc()
         body = orjson.dumps({"error": outcome, "message": message})
         headers = {"Retry-After": "1"} if status == 503 else None
         if status == 401:
@@ -101,6 +142,21 @@ class CheckApi:
             given.strip().encode(), self._token
         )
 
+    async def _body(self, request: web.Request) -> bytes | bytearray | None:
+        """The whole body, or None when it is over ``api.max_body_bytes``."""
+        limit = self.cfg.max_body_bytes
+        length = request.content_length
+        if length is not None:
+            if length > limit:
+                return None
+            return await request.read()  # one piece, its length checked above
+        body = bytearray()
+        async for chunk in request.content.iter_chunked(65_536):  # chunked bodies
+            body += chunk
+            if len(body) > limit:
+                return None
+        return body
+
     async def check(self, request: web.Request) -> web.Response:
         started = time.perf_counter()
         if not self._authorized(request):
@@ -115,13 +171,9 @@ class CheckApi:
                 "unsupported_media_type",
                 f"send the body as Content-Type: application/json, not {ctype or 'none'}",
             )
-        if request.content_length is not None and request.content_length > self.cfg.max_body_bytes:
+        body = await self._body(request)
+        if body is None:
             return self._error(413, "too_large", f"body over {self.cfg.max_body_bytes} bytes")
-        body = bytearray()
-        async for chunk in request.content.iter_chunked(65_536):  # chunked bodies too
-            body += chunk
-            if len(body) > self.cfg.max_body_bytes:
-                return self._error(413, "too_large", f"body over {self.cfg.max_body_bytes} bytes")
         try:
             doc = orjson.loads(body)
         except orjson.JSONDecodeError as exc:
@@ -144,40 +196,138 @@ class CheckApi:
             return self._error(413, "too_large", f"more than {self.cfg.max_events} events")
         events: list[Event] = []
         errors: list[dict[str, Any]] = []
-        for index, item in enumerate(items):
+        if single:
             try:
-                events.append(decode(orjson.dumps(item), max_bytes=self.max_event_bytes))
+                events.append(decode(orjson.dumps(doc), max_bytes=self.max_event_bytes))
             except DecodeError as exc:
-                errors.append({"index": index, "reason": exc.reason.value, "message": exc.message})
-        if single and errors:
-            return self._error(400, "bad_request", f"{errors[0]['reason']}: {errors[0]['message']}")
-        pipeline = self._pipeline()
-        if pipeline is None:
+                return self._error(400, "bad_request", f"{exc.reason.value}: {exc.message}")
+        else:
+            for index, item in enumerate(items):
+                try:
+                    events.append(decode(orjson.dumps(item), max_bytes=self.max_event_bytes))
+                except DecodeError as exc:
+                    errors.append(
+                        {"index": index, "reason": exc.reason.value, "message": exc.message}
+                    )
+        if self._pipeline() is None:
             return self._error(503, "unavailable", "rules are not loaded yet")
-        deadline = self.cfg.deadline_ms / 1000
+        if len(self._queue) >= self.cfg.max_queue:
+            return self._error(503, "busy", "too many check requests waiting")
+        loop = asyncio.get_running_loop()
+        pending = _Pending(events, single, errors, loop.create_future())
+        left = self.cfg.deadline_ms / 1000 - (time.perf_counter() - started)
+        pending.timer = loop.call_later(max(left, 0.0), self._expire, pending)
+        self._queue.append(pending)
+        if self._running < self.cfg.concurrency:
+            self._dispatch(loop)
         try:
-            await asyncio.wait_for(self._gate.acquire(), deadline)
-        except TimeoutError:
+            answer = await pending.future
+        except asyncio.CancelledError:  # the server is stopping, or the client went away
+            pending.timer.cancel()
+            if not pending.running and not pending.future.done():
+                self._queue.remove(pending)
+            raise
+        if answer == _BUSY:
             return self._error(503, "busy", "too many concurrent check requests")
-        # The slot is released when the checks finish, not when we stop waiting for them, so
-        # requests past their deadline still count against the concurrency cap.
-        # track=False: gateway traffic must not disable rules of the stream it shares them with.
-        work = asyncio.ensure_future(asyncio.to_thread(pipeline.run, events, track=False))
-        work.add_done_callback(lambda _: self._gate.release())
-        left = deadline - (time.perf_counter() - started)
-        try:
-            verdicts, _ = await asyncio.wait_for(asyncio.shield(work), max(left, 0.001))
-        except TimeoutError:
+        if answer == _LATE:
             return self._error(
                 504, "deadline", f"checks did not finish within {self.cfg.deadline_ms} ms"
             )
-        docs = [v.to_dict() for v in verdicts]
-        for doc_, v in zip(docs, verdicts, strict=True):
-            doc_["passed"] = v.passed
-        payload: Any = docs[0] if single else {"verdicts": docs, "errors": errors}
-        self.requests.labels("ok").inc()
+        if answer == _UNAVAILABLE:
+            return self._error(503, "unavailable", "rules are not loaded yet")
+        assert isinstance(answer, bytes)
+        self._outcome["ok"].inc()
         self.seconds.observe(time.perf_counter() - started)
-        return web.Response(body=orjson.dumps(payload), content_type="application/json")
+        return web.Response(body=answer, content_type="application/json")
+
+    # -- micro-batches ------------------------------------------------------------------------
+
+    def _expire(self, pending: _Pending) -> None:
+        """A request's deadline: 503 while it still waits for a batch, 504 once it is in one."""
+        if pending.future.done():
+            return
+        if not pending.running:
+            self._queue.remove(pending)
+        pending.future.set_result(_LATE if pending.running else _BUSY)
+
+    def _dispatch(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Start batches of queued requests while a slot is free."""
+        queue = self._queue
+        while queue and self._running < self.cfg.concurrency:
+            batch = [queue.popleft()]
+            size = len(batch[0].events)
+            while queue and size + len(queue[0].events) <= BATCH_EVENTS:
+                size += len(queue[0].events)
+                batch.append(queue.popleft())
+            for pending in batch:
+                pending.running = True
+            pipeline = self._pipeline()
+            if pipeline is None:  # not after the first load; kept for the type
+                self._finish(loop, batch, [_UNAVAILABLE] * len(batch))
+                continue
+            self._running += 1
+            self.batches.observe(len(batch))
+            # track=False: gateway traffic must not disable rules of the stream it shares them
+            # with. The slot is released when the checks finish, not when a request stops
+            # waiting for them, so requests past their deadline still count against the cap.
+            work = loop.run_in_executor(None, _check_batch, pipeline, batch)
+            work.add_done_callback(partial(self._done, loop, batch))
+
+    def _done(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        batch: list[_Pending],
+        work: asyncio.Future[list[bytes | Exception]],
+    ) -> None:
+        self._running -= 1
+        exc = work.exception()
+        if exc is not None:  # the checks themselves failed: every request of the batch gets 500
+            self._finish(loop, batch, [exc] * len(batch))  # type: ignore[list-item]
+        else:
+            self._finish(loop, batch, work.result())
+        self._dispatch(loop)
+
+    @staticmethod
+    def _finish(
+        loop: asyncio.AbstractEventLoop,
+        batch: list[_Pending],
+        answers: Sequence[bytes | int | Exception],
+    ) -> None:
+        for pending, answer in zip(batch, answers, strict=True):
+            if pending.timer is not None:
+                pending.timer.cancel()
+            if pending.future.done():
+                continue
+            if isinstance(answer, Exception):
+                pending.future.set_exception(answer)
+            else:
+                pending.future.set_result(answer)
+
+
+def _check_batch(pipeline: Pipeline, batch: list[_Pending]) -> list[bytes | Exception]:
+    """In a worker thread: one ``Pipeline.run`` over the events of every request in ``batch``,
+    then each request's answer as JSON (or what kept it from being rendered: that request alone
+    gets 500)."""
+    events = [event for pending in batch for event in pending.events]
+    verdicts, _ = pipeline.run(events, track=False)
+    answers: list[bytes | Exception] = []
+    at = 0
+    for pending in batch:
+        mine = verdicts[at : at + len(pending.events)]
+        at += len(pending.events)
+        try:
+            docs = []
+            for v in mine:
+                doc = v.to_dict()
+                doc["passed"] = v.passed
+                docs.append(doc)
+            payload: Any = (
+                docs[0] if pending.single else {"verdicts": docs, "errors": pending.errors}
+            )
+            answers.append(orjson.dumps(payload))
+        except Exception as exc:  # this request alone: the others keep their answers
+            answers.append(exc)
+    return answers
 
 
 def openapi_document() -> dict[str, Any]:

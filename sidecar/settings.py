@@ -143,9 +143,13 @@ class ApiSettings(_Section):
     max_body_bytes: int = Field(1_048_576, ge=1024)
     max_events: int = Field(100, ge=1)
     concurrency: int = Field(4, ge=1, le=256)
+    """Batches of requests checked at once, each in a worker thread; the requests that arrive
+    while all are busy wait in a queue and go together in the next batch."""
+    max_queue: int = Field(1024, ge=1)
+    """Requests waiting for a batch; beyond this a request gets 503 at once."""
     deadline_ms: int = Field(500, ge=10)
     """A request that cannot be answered within this gets 504 (and a gateway fails open or
-    closed as it chooses)."""
+    closed as it chooses); one still waiting for a batch at its deadline gets 503."""
 
 
 class LimitSettings(_Section):

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -250,3 +251,165 @@ async def test_gateway_traffic_does_not_disable_stream_rules(api: Any, tmp_path:
         assert r.json()["checks"]["evil"]["detail"].startswith("timeout")
     r = await client.post("/v1/check", json=event)
     assert "evil" in r.json()["checks"]  # still enabled
+
+
+HELD = threading.Event()
+RELEASE = threading.Event()
+RELEASE_LATE = threading.Event()
+
+
+@register
+class _Hold(Check):  # type: ignore[type-arg]
+    """Passes unless the text says "fail"; ``labels.hold`` blocks until the test releases it."""
+
+    name: ClassVar[str] = "test_hold_check"
+
+    def __call__(self, text: str, event: Event) -> CheckResult:
+        hold = event.labels.get("hold")
+        if hold == "first":
+            HELD.set()
+            RELEASE.wait(10)
+        elif hold == "late":
+            RELEASE_LATE.wait(10)
+        return CheckResult("fail" not in text)
+
+
+HOLD_RULES = "rules:\n  - {id: hold, check: test_hold_check}\n"
+
+
+@pytest.fixture
+def holds() -> Iterator[None]:
+    for flag in (HELD, RELEASE, RELEASE_LATE):
+        flag.clear()
+    yield
+    RELEASE.set()  # never leave a worker thread blocked
+    RELEASE_LATE.set()
+
+
+async def block_the_slot(client: httpx.AsyncClient) -> asyncio.Task[httpx.Response]:
+    """Send a request whose checks hold the only batch slot until RELEASE is set."""
+    first = {"id": "first", "response": "ok", "labels": {"hold": "first"}}
+    task = asyncio.create_task(client.post("/v1/check", json=first))
+    assert await asyncio.to_thread(HELD.wait, 10)
+    return task
+
+
+async def until_queued(registry: CollectorRegistry, n: int) -> None:
+    for _ in range(1000):
+        if registry.get_sample_value("llm_sidecar_check_api_queued") == n:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"never {n} requests queued")
+
+
+@pytest.mark.usefixtures("holds")
+async def test_queued_requests_go_in_one_batch_each_with_its_own_answer(api: Any) -> None:
+    client, registry = await api(rules=HOLD_RULES, concurrency=1, deadline_ms=10_000)
+    first = await block_the_slot(client)
+    singles = [{"id": f"e{i}", "response": "fail" if i % 2 else "fine"} for i in range(5)]
+    batch = [{"id": "b0", "response": "fine"}, {"id": "b1"}, {"id": "b2", "response": "fail"}]
+    sent = [asyncio.create_task(client.post("/v1/check", json=e)) for e in singles]
+    sent.append(asyncio.create_task(client.post("/v1/check", json={"events": batch})))
+    await until_queued(registry, 6)
+    RELEASE.set()
+    assert (await first).status_code == 200
+    answers = [(await task).json() for task in sent]
+    for event, answer in zip(singles, answers, strict=False):
+        validator("Verdict").validate(answer)
+        assert answer["id"] == event["id"]
+        assert answer["passed"] is (event["response"] == "fine")
+    validator("BatchResult").validate(answers[-1])
+    assert [(v["id"], v["passed"]) for v in answers[-1]["verdicts"]] == [
+        ("b0", True),
+        ("b2", False),
+    ]
+    assert [(e["index"], e["reason"]) for e in answers[-1]["errors"]] == [(1, "invalid_event")]
+    # Two hand-offs: the first request alone, then the six queued behind it together.
+    assert registry.get_sample_value("llm_sidecar_check_api_batch_requests_count") == 2
+    assert registry.get_sample_value("llm_sidecar_check_api_batch_requests_sum") == 7
+    assert registry.get_sample_value("llm_sidecar_check_api_requests_total", {"outcome": "ok"}) == 7
+
+
+@pytest.mark.usefixtures("holds")
+async def test_a_slow_batch_answers_504_to_every_request_in_it_past_its_deadline(
+    api: Any,
+) -> None:
+    client, registry = await api(rules=HOLD_RULES, concurrency=1, deadline_ms=2_000)
+    first = await block_the_slot(client)
+    quick = asyncio.create_task(client.post("/v1/check", json={"id": "q", "response": "ok"}))
+    slow = {"id": "s", "response": "ok", "labels": {"hold": "late"}}
+    held = asyncio.create_task(client.post("/v1/check", json=slow))
+    await until_queued(registry, 2)
+    RELEASE.set()
+    assert (await first).status_code == 200
+    # Both started in one batch, which does not end before their deadline.
+    for task in (quick, held):
+        r = await task
+        assert r.status_code == 504
+        assert r.json()["error"] == "deadline"
+    # The batch holds its slot until its checks end; then the next request is checked.
+    RELEASE_LATE.set()
+    r = await client.post("/v1/check", json={"id": "after", "response": "ok"})
+    assert r.status_code == 200
+    assert r.json()["id"] == "after"
+    deadline = {"outcome": "deadline"}
+    assert registry.get_sample_value("llm_sidecar_check_api_requests_total", deadline) == 2
+
+
+@pytest.mark.usefixtures("holds")
+async def test_a_full_queue_answers_503_at_once(api: Any) -> None:
+    client, registry = await api(rules=HOLD_RULES, concurrency=1, max_queue=2, deadline_ms=10_000)
+    first = await block_the_slot(client)
+    queued = [
+        asyncio.create_task(client.post("/v1/check", json={"id": f"q{i}", "response": "ok"}))
+        for i in range(2)
+    ]
+    await until_queued(registry, 2)
+    r = await client.post("/v1/check", json={"id": "over", "response": "ok"})
+    assert r.status_code == 503
+    assert r.headers["Retry-After"] == "1"
+    assert r.json() == {"error": "busy", "message": "too many check requests waiting"}
+    RELEASE.set()
+    assert (await first).status_code == 200
+    assert [(await t).json()["id"] for t in queued] == ["q0", "q1"]
+    assert (
+        registry.get_sample_value("llm_sidecar_check_api_requests_total", {"outcome": "busy"}) == 1
+    )
+
+
+class _Unrenderable:
+    """A check value that cannot be written as JSON."""
+
+    def __bool__(self) -> bool:
+        return True
+
+
+@register
+class _Odd(Check):  # type: ignore[type-arg]
+    name: ClassVar[str] = "test_odd_value_check"
+
+    def __call__(self, text: str, event: Event) -> CheckResult:
+        value: Any = _Unrenderable() if event.labels.get("odd") else True
+        return CheckResult(value)
+
+
+@pytest.mark.usefixtures("holds")
+async def test_an_answer_that_cannot_be_rendered_fails_its_request_alone(api: Any) -> None:
+    client, registry = await api(
+        rules=HOLD_RULES + "  - {id: odd, check: test_odd_value_check, expect: true}\n",
+        concurrency=1,
+        deadline_ms=10_000,
+    )
+    first = await block_the_slot(client)
+    odd = asyncio.create_task(
+        client.post("/v1/check", json={"id": "odd", "response": "ok", "labels": {"odd": True}})
+    )
+    fine = asyncio.create_task(client.post("/v1/check", json={"id": "fine", "response": "ok"}))
+    await until_queued(registry, 2)
+    RELEASE.set()
+    assert (await first).status_code == 200
+    assert (await odd).status_code == 500
+    r = await fine
+    assert r.status_code == 200
+    assert r.json()["checks"]["odd"]["passed"] is True
+    assert registry.get_sample_value("llm_sidecar_check_api_batch_requests_sum") == 3
