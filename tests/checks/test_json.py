@@ -161,7 +161,8 @@ def test_contains_json_adversarial_input_is_bounded() -> None:
         result = check(text, EV)
         elapsed = time.perf_counter() - start
         assert result.value is False
-        assert elapsed < 1.0, (text[:10], elapsed)
+        # A guard against super-linear blow-ups (seconds to minutes), not a speed figure.
+        assert elapsed < 10.0, (text[:10], elapsed)
 
 
 # --- json_schema ----------------------------------------------------------------------------
@@ -281,4 +282,4 @@ def test_json_schema_huge_input() -> None:
     text = json.dumps({"name": "n", "items": [{"qty": i} for i in range(20_000)]})
     start = time.perf_counter()
     assert check(text, EV).value is True
-    assert time.perf_counter() - start < 2.0
+    assert time.perf_counter() - start < 10.0  # a guard against blow-ups, not a figure

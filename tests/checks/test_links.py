@@ -144,4 +144,4 @@ def test_huge_input_is_linear(text: str) -> None:
     check = make("no_invalid_links")
     start = time.perf_counter()
     check(text, EV)
-    assert time.perf_counter() - start < 1.0
+    assert time.perf_counter() - start < 10.0  # a guard against blow-ups, not a figure

@@ -277,7 +277,7 @@ def test_slow_server_times_out(server: Server) -> None:
     check = make(allow_private=True, timeout_s=0.3)
     start = time.monotonic()
     assert settle(check, server.url("/slow?s=2")) == CheckResult(False, "link 1: timeout")
-    assert time.monotonic() - start < 1.5
+    assert time.monotonic() - start < 1.9  # the server answers after 2 s
 
 
 def test_connection_refused_is_remembered_per_host(server: Server) -> None:
@@ -325,7 +325,7 @@ def test_full_queue_drops_and_counts_without_blocking(server: Server) -> None:
     start = time.perf_counter()
     with pytest.raises(CheckError, match=r"pending for 2 link\(s\); 2 not queued \(queue full\)"):
         check(text, EV)
-    assert time.perf_counter() - start < 0.05
+    assert time.perf_counter() - start < 0.25  # not waiting for the 0.3 s answers
     assert get_prober(settings).stats().dropped == 2
     # Dropping is not forgetting: once the queue has room the link is queued again.
     assert get_prober(settings).wait_idle(5)
