@@ -79,15 +79,7 @@ class Verdict:
         }
 
     def to_json(self) -> bytes:
-        """``to_dict()`` as JSON; orjson writes the outcomes (dataclasses) itself."""
-        return orjson.dumps(
-            {
-                "id": self.event.id,
-                "checks": self.checks,
-                "judge": self.judge,
-                "rules_version": self.rules_version,
-            }
-        )
+        return orjson.dumps(self.to_dict())
 
 
 @dataclass(frozen=True, slots=True)
