@@ -15,7 +15,8 @@ Regex (the rules' five patterns), BanSubstrings (the rules' substrings), JSON,
 NoRefusalLight and ReadingTime(1 minute), logging at ERROR so that its per-scan log lines
 are not what is measured; llm-sidecar with the equivalent rules (by default
 ``llmguard-equivalent.yaml`` beside the events file or in ../shared/bench) through the
-pipeline replay uses: decode, checks, verdict encoding. The patterns and substrings of both
+pipeline replay uses: decode, checks, verdict encoding, with the garbage collector tuned as
+replay tunes it (``--untuned``: Python's defaults, as a library caller would have). The patterns and substrings of both
 sides come from the same rule file. Prints both rates and their ratio.
 """
 
@@ -72,8 +73,10 @@ def peer_rules(rules_file: Path) -> dict[str, list[str]]:
     return {"patterns": patterns, "substrings": substrings}
 
 
-def sidecar_rate(events: Path, rules: Path, limit: int, repeat: int) -> tuple[int, float]:
-    from sidecar.pipeline import Pipeline
+def sidecar_rate(
+    events: Path, rules: Path, limit: int, repeat: int, *, tuned: bool = True
+) -> tuple[int, float]:
+    from sidecar.pipeline import Pipeline, settle_heap
     from sidecar.rules import load_rules
     from sidecar.sources.file import read_batches
 
@@ -82,6 +85,8 @@ def sidecar_rate(events: Path, rules: Path, limit: int, repeat: int) -> tuple[in
         batches = list(read_batches(f, str(events), 500))
     records = [r for b in batches for r in b][:limit]
     batches = [records[i : i + 500] for i in range(0, len(records), 500)]
+    if tuned:
+        settle_heap()  # as replay does once its rules are loaded
     best = float("inf")
     for _ in range(repeat):
         started = time.perf_counter()
@@ -101,6 +106,9 @@ def main() -> int:
     ap.add_argument("--rules", type=Path)
     ap.add_argument("--limit", type=int, default=10**9)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument(
+        "--untuned", action="store_true", help="keep Python's garbage collector settings"
+    )
     args = ap.parse_args()
     rules = args.rules
     if rules is None:
@@ -130,7 +138,7 @@ def main() -> int:
     if not importable:
         print(HOW.format(python=args.peer_python))
         return 0
-    n, seconds = sidecar_rate(args.events, rules, args.limit, args.repeat)
+    n, seconds = sidecar_rate(args.events, rules, args.limit, args.repeat, tuned=not args.untuned)
     ours = n / seconds
     print(f"llm-sidecar ({rules.name}):  {ours:>9,.0f} events/s ({n} events)")
     peer = subprocess.run(

@@ -9,6 +9,7 @@ a :class:`BatchStats` that the metrics layer adds to pre-bound counters once per
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -25,7 +26,16 @@ from .rules import CompiledRule, RuleSet
 from .scan import ScanPlan
 from .sources.base import Record
 
-__all__ = ["RESULTS", "BatchStats", "DeadLetter", "Outcome", "Pipeline", "Tally", "Verdict"]
+__all__ = [
+    "RESULTS",
+    "BatchStats",
+    "DeadLetter",
+    "Outcome",
+    "Pipeline",
+    "Tally",
+    "Verdict",
+    "settle_heap",
+]
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +57,14 @@ class Outcome:
     value: bool | float | None
     passed: bool | None
     detail: str | None = None
+    _doc: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
+    """The outcome as JSON writes it, made on first use: a shared instance is made once."""
+
+    def doc(self) -> dict[str, Any]:
+        doc = self._doc
+        if doc is None:
+            doc = self._doc = {"value": self.value, "passed": self.passed, "detail": self.detail}
+        return doc
 
 
 @dataclass(slots=True)
@@ -79,7 +97,15 @@ class Verdict:
         }
 
     def to_json(self) -> bytes:
-        return orjson.dumps(self.to_dict())
+        """``to_dict()`` as JSON (with each outcome's dict made once, not once per verdict)."""
+        return orjson.dumps(
+            {
+                "id": self.event.id,
+                "checks": {rid: o._doc or o.doc() for rid, o in self.checks.items()},
+                "judge": self.judge,
+                "rules_version": self.rules_version,
+            }
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,18 +279,28 @@ class Pipeline:
         # outcome for every event in which none of the rule's own patterns occur.
         scan = self.plan.scans[member.scan]
         got_of = hits[member.scan]
-        for j in targets:
-            if got_of[j] is _UNSCANNED:
-                text = field_texts[j]
-                if text is None:
-                    text = ""
-                got_of[j] = scan.scan(text) if text.isascii() else None
+        if everywhere and got_of and got_of[0] is _UNSCANNED and got_of[-1] is _UNSCANNED:
+            # the first rule to read the field on every event: scan them all in one go
+            scan_text = scan.scan
+            got_of[:] = [
+                scan_text(text) if text.isascii() else None
+                for text in (t if t is not None else "" for t in field_texts)
+            ]
+        else:
+            for j in targets:
+                if got_of[j] is _UNSCANNED:
+                    text = field_texts[j]
+                    if text is None:
+                        text = ""
+                    got_of[j] = scan.scan(text) if text.isascii() else None
         lo, hi = member.offset, member.offset + member.size
+        # Usually nothing was found at all: only the events with a hit are looked at.
+        candidates = [(at, j) for at, j in enumerate(targets) if (got := got_of[j]) is None or got]
         calls: list[int] = []
         positions: list[int] = []
-        for at, j in enumerate(targets):
+        for at, j in candidates:
             got = got_of[j]
-            if got is None or (got and any(lo <= h < hi for h in got)):
+            if got is None or any(lo <= h < hi for h in got):
                 calls.append(j)
                 positions.append(at)
         absent = self._outcome(rule, check.from_scan(_NOTHING_FOUND, "", _ANY_EVENT))
@@ -443,6 +479,26 @@ class Pipeline:
             rule.id,
             timeouts,
         )
+
+
+YOUNG_COLLECTION_EVERY = 50_000
+"""Allocations between two collections of the youngest generation (Python's default: 700)."""
+
+
+def settle_heap() -> None:
+    """Tune the cyclic garbage collector for batch checking, once the rules are loaded.
+
+    A batch allocates a few objects per event and rule (events, outcomes, verdicts) that all
+    live until the batch is written, so with Python's default thresholds the collector runs
+    every few events and walks them again and again without finding garbage (they are freed
+    by reference counting). Everything alive now (modules, rules, automata, the refusal
+    model) moves to the permanent generation, and the youngest generation is collected every
+    :data:`YOUNG_COLLECTION_EVERY` allocations. Only cyclic garbage waits longer for its turn.
+    """
+    gc.collect()
+    gc.freeze()
+    _, middle, oldest = gc.get_threshold()
+    gc.set_threshold(YOUNG_COLLECTION_EVERY, middle, oldest)
 
 
 def _field_texts(events: Sequence[Event], field: str, max_chars: int) -> list[str | None]:
