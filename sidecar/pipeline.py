@@ -14,6 +14,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, cast
 
 import orjson
@@ -503,11 +504,22 @@ def settle_heap() -> None:
 
 def _field_texts(events: Sequence[Event], field: str, max_chars: int) -> list[str | None]:
     """Every event's text of ``field``, cut at ``max_chars``."""
-    out = [e.text(field) for e in events]
-    for j, text in enumerate(out):
-        if text is not None and len(text) > max_chars:
-            out[j] = text[:max_chars]
+    out: list[str | None]
+    if field in _STRING_FIELDS:  # what Event.text returns for them, read directly
+        out = list(map(attrgetter(field), events))
+    else:
+        out = [e.text(field) for e in events]
+    if max(map(len, filter(None, out)), default=0) > max_chars:
+        for j, text in enumerate(out):
+            if text is not None and len(text) > max_chars:
+                out[j] = text[:max_chars]
     return out
+
+
+_STRING_FIELDS = frozenset(
+    name for name, info in Event.model_fields.items() if info.annotation == str | None
+)
+"""The event fields that hold a string or None."""
 
 
 def _shared_scans(
