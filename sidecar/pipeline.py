@@ -9,10 +9,12 @@ a :class:`BatchStats` that the metrics layer adds to pre-bound counters once per
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, cast
 
 import orjson
@@ -25,7 +27,16 @@ from .rules import CompiledRule, RuleSet
 from .scan import ScanPlan
 from .sources.base import Record
 
-__all__ = ["RESULTS", "BatchStats", "DeadLetter", "Outcome", "Pipeline", "Tally", "Verdict"]
+__all__ = [
+    "RESULTS",
+    "BatchStats",
+    "DeadLetter",
+    "Outcome",
+    "Pipeline",
+    "Tally",
+    "Verdict",
+    "settle_heap",
+]
 
 log = logging.getLogger(__name__)
 
@@ -34,15 +45,27 @@ PASS, FAIL, ERROR, TIMEOUT, NOT_APPLICABLE = range(len(RESULTS))
 _UNSCANNED: Any = object()
 _NOTHING_FOUND: frozenset[int] = frozenset()
 _ANY_EVENT = Event(id="-", response="")
+_MEMO_SIZE = 64
+"""Distinct boolean results per rule and batch whose outcome instance is shared."""
 
 
 @dataclass(slots=True)
 class Outcome:
-    """One rule's result on one event. ``passed`` is None when the check could not run."""
+    """One rule's result on one event. ``passed`` is None when the check could not run.
+
+    Never modified once made: the pipeline gives many events the same instance."""
 
     value: bool | float | None
     passed: bool | None
     detail: str | None = None
+    _doc: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
+    """The outcome as JSON writes it, made on first use: a shared instance is made once."""
+
+    def doc(self) -> dict[str, Any]:
+        doc = self._doc
+        if doc is None:
+            doc = self._doc = {"value": self.value, "passed": self.passed, "detail": self.detail}
+        return doc
 
 
 @dataclass(slots=True)
@@ -75,7 +98,15 @@ class Verdict:
         }
 
     def to_json(self) -> bytes:
-        return orjson.dumps(self.to_dict())
+        """``to_dict()`` as JSON (with each outcome's dict made once, not once per verdict)."""
+        return orjson.dumps(
+            {
+                "id": self.event.id,
+                "checks": {rid: o._doc or o.doc() for rid, o in self.checks.items()},
+                "judge": self.judge,
+                "rules_version": self.rules_version,
+            }
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,19 +194,22 @@ class Pipeline:
         """Check ``events``. ``track=False`` (the inline API, in another thread) leaves the
         rules' timeout bookkeeping alone, so only the stream disables a rule.
 
-        Rule by rule over the batch, not event by event: a rule's settings are read and its
-        clock taken once per batch, and each field is read (and scanned) once per event
-        whichever rule asks first. Within an event the outcomes keep the rule order.
+        Rule by rule over the batch, not event by event: each rule fills a column of
+        outcomes (a rule's settings are read and its clock taken once per batch), each field
+        is read (and scanned) once per event whichever rule asks first, and the events whose
+        scan found none of a rule's patterns share one precomputed outcome without a call.
+        The columns then become each event's outcomes, in rule order.
         """
         n = len(events)
         stats = BatchStats.empty(len(self.rules))
-        checks: list[dict[str, Outcome]] = [{} for _ in range(n)]
         failed = [False] * n
         texts: dict[tuple[str, int], list[str | None]] = {}
         hits: list[list[Any]] = [[_UNSCANNED] * n for _ in self.plan.scans]
         found: list[list[frozenset[str] | None]] = [[None] * n for _ in self._scanners]
+        ids: list[str] = []
+        columns: list[list[Outcome | None]] = []
+        complete = True
         clock = time.perf_counter
-        limit = self.timeouts_to_disable
         for i, rule in enumerate(self.rules):
             if rule.disabled:
                 continue
@@ -183,70 +217,220 @@ class Pipeline:
             field_texts = texts.get(key)
             if field_texts is None:
                 field_texts = texts[key] = _field_texts(events, *key)
-            call = self._caller(i, hits, found)
-            when, requires_text, expect = rule.when, rule.requires_text, rule.expect
-            rid, counts, passed = rule.id, stats.counts[i], rule.passed
-            consecutive = rule.consecutive_timeouts
             start = clock()
-            for j in range(n):
-                text = field_texts[j]
-                if text is None:
-                    if requires_text:
-                        continue
-                    text = ""
-                event = events[j]
-                if when is not None and not when(event):
-                    continue
-                try:
-                    value, detail = call(j, text, event)
-                except CheckTimeout as exc:
-                    counts[TIMEOUT] += 1
-                    checks[j][rid] = Outcome(None, None, f"timeout: {exc}")
-                    if track:
-                        consecutive += 1
-                        if consecutive >= limit:
-                            self._disable(rule, consecutive, stats)
-                            break
-                    continue
-                except CheckError as exc:
-                    # The event lacks what the check needs (no ground truths, say).
-                    counts[NOT_APPLICABLE] += 1
-                    checks[j][rid] = Outcome(None, None, f"not applicable: {exc}")
-                    continue
-                except Exception as exc:
-                    counts[ERROR] += 1
-                    if counts[ERROR] == 1:
-                        log.warning(
-                            "rule %s (%s) raised on event %s: %r",
-                            rid,
-                            rule.check_name,
-                            event.id,
-                            exc,
-                        )
-                    checks[j][rid] = Outcome(None, None, f"error: {type(exc).__name__}")
-                    continue
-                consecutive = 0
-                if bool(value) is expect if expect is not None else passed(value):
-                    counts[PASS] += 1
-                    checks[j][rid] = Outcome(value, True, detail)
-                else:
-                    counts[FAIL] += 1
-                    failed[j] = True
-                    checks[j][rid] = Outcome(value, False, detail)
+            column, whole = self._column(i, events, field_texts, hits, found, stats, failed, track)
             stats.seconds[i] += clock() - start
-            if track:
-                rule.consecutive_timeouts = consecutive
+            ids.append(rule.id)
+            columns.append(column)
+            complete = complete and whole
+        rows: list[dict[str, Outcome]]
+        if not columns:
+            rows = [{} for _ in range(n)]
+        elif complete:  # every rule has an outcome for every event: the usual case
+            rows = [dict(zip(ids, row, strict=True)) for row in zip(*columns, strict=True)]
+        else:
+            rows = [
+                {rid: o for rid, o in zip(ids, row, strict=True) if o is not None}
+                for row in zip(*columns, strict=True)
+            ]
         version = self.version
-        verdicts = [Verdict(events[j], checks[j], version, not failed[j]) for j in range(n)]
+        verdicts = [
+            Verdict(event, row, version, not bad)
+            for event, row, bad in zip(events, rows, failed, strict=True)
+        ]
         stats.events = n
         stats.failed_events = sum(failed)
         return verdicts, stats
 
+    def _column(
+        self,
+        i: int,
+        events: Sequence[Event],
+        field_texts: list[str | None],
+        hits: list[list[Any]],
+        found: list[list[frozenset[str] | None]],
+        stats: BatchStats,
+        failed: list[bool],
+        track: bool,
+    ) -> tuple[list[Outcome | None], bool]:
+        """Rule i's outcome on each event (None where it does not apply), and whether it has
+        one on every event."""
+        rule = self.rules[i]
+        n = len(events)
+        when, requires_text = rule.when, rule.requires_text
+        everywhere = when is None and not (requires_text and None in field_texts)
+        targets: Sequence[int]
+        if everywhere:
+            targets = range(n)
+        else:
+            targets = [
+                j
+                for j in range(n)
+                if (field_texts[j] is not None or not requires_text)
+                and (when is None or when(events[j]))
+            ]
+        member = self.plan.member[i]
+        check = rule.check
+        if member is None or not check.scan_absent_is_fixed:
+            column: list[Outcome | None] = [None] * n
+            stop = self._evaluate(i, targets, None, len(targets), events, field_texts, column,
+                                  hits, found, stats, failed, track)  # fmt: skip
+            return column, everywhere and stop is None
+        # The shared scan of the field, for the events that need it, then one precomputed
+        # outcome for every event in which none of the rule's own patterns occur.
+        scan = self.plan.scans[member.scan]
+        got_of = hits[member.scan]
+        if everywhere and got_of and got_of[0] is _UNSCANNED and got_of[-1] is _UNSCANNED:
+            # the first rule to read the field on every event: scan them all in one go
+            scan_text = scan.scan
+            got_of[:] = [
+                scan_text(text) if text.isascii() else None
+                for text in (t if t is not None else "" for t in field_texts)
+            ]
+        else:
+            for j in targets:
+                if got_of[j] is _UNSCANNED:
+                    text = field_texts[j]
+                    if text is None:
+                        text = ""
+                    got_of[j] = scan.scan(text) if text.isascii() else None
+        lo, hi = member.offset, member.offset + member.size
+        # Usually nothing was found at all: only the events with a hit are looked at.
+        candidates = [(at, j) for at, j in enumerate(targets) if (got := got_of[j]) is None or got]
+        calls: list[int] = []
+        positions: list[int] = []
+        for at, j in candidates:
+            got = got_of[j]
+            if got is None or any(lo <= h < hi for h in got):
+                calls.append(j)
+                positions.append(at)
+        absent = self._outcome(rule, check.from_scan(_NOTHING_FOUND, "", _ANY_EVENT))
+        if everywhere:
+            column = [absent] * n
+        else:
+            column = [None] * n
+            for j in targets:
+                column[j] = absent
+        for j in calls:
+            column[j] = None  # evaluated below
+        stop = self._evaluate(i, calls, positions, len(targets), events, field_texts, column,
+                              hits, found, stats, failed, track)  # fmt: skip
+        if stop is not None:  # disabled there: the later events get no outcome of it
+            for j in targets[stop + 1 :]:
+                column[j] = None
+            targets = targets[: stop + 1]
+        shared = len(targets) - sum(1 for at in positions if stop is None or at <= stop)
+        stats.counts[i][PASS if absent.passed else FAIL] += shared
+        if not absent.passed:
+            evaluated = set(calls)
+            for j in targets:
+                if j not in evaluated:
+                    failed[j] = True
+        return column, everywhere and stop is None
+
+    @staticmethod
+    def _outcome(rule: CompiledRule, result: CheckResult) -> Outcome:
+        value, detail = result
+        expect = rule.expect
+        ok = bool(value) is expect if expect is not None else rule.passed(value)
+        return Outcome(value, ok, detail)
+
+    def _evaluate(
+        self,
+        i: int,
+        calls: Sequence[int],
+        positions: Sequence[int] | None,
+        total: int,
+        events: Sequence[Event],
+        field_texts: list[str | None],
+        column: list[Outcome | None],
+        hits: list[list[Any]],
+        found: list[list[frozenset[str] | None]],
+        stats: BatchStats,
+        failed: list[bool],
+        track: bool,
+    ) -> int | None:
+        """Call rule i on the events ``calls`` (ascending), filling their places in
+        ``column``. ``positions`` are their places among the rule's ``total`` events (None:
+        all of them, in order): the events in between had their outcome without a call,
+        which counts as a call that returned (it ends a run of timeouts). Returns the place
+        at which the rule was disabled (its later events get no outcome), or None."""
+        rule = self.rules[i]
+        check = rule.check
+        call = self._caller(i, hits, found)
+        expect, passed, rid = rule.expect, rule.passed, rule.id
+        counts = stats.counts[i]
+        consecutive = rule.consecutive_timeouts
+        limit = self.timeouts_to_disable
+        # Outcomes of boolean results repeat (False, no detail): one instance each serves
+        # every event (outcomes are never modified once made).
+        memo: dict[CheckResult, Outcome] = {}
+        prev = -1
+        stop: int | None = None
+        for k, j in enumerate(calls):
+            if positions is not None:
+                at = positions[k]
+                if at != prev + 1:
+                    consecutive = 0
+                prev = at
+            text = field_texts[j]
+            if text is None:
+                text = ""
+            event = events[j]
+            try:
+                result = check(text, event) if call is None else call(j, text, event)
+            except CheckTimeout as exc:
+                counts[TIMEOUT] += 1
+                column[j] = Outcome(None, None, f"timeout: {exc}")
+                if track:
+                    consecutive += 1
+                    if consecutive >= limit:
+                        self._disable(rule, consecutive, stats)
+                        stop = positions[k] if positions is not None else k
+                        break
+                continue
+            except CheckError as exc:
+                # The event lacks what the check needs (no ground truths, say).
+                counts[NOT_APPLICABLE] += 1
+                column[j] = Outcome(None, None, f"not applicable: {exc}")
+                continue
+            except Exception as exc:
+                counts[ERROR] += 1
+                if counts[ERROR] == 1:
+                    log.warning(
+                        "rule %s (%s) raised on event %s: %r", rid, rule.check_name, event.id, exc
+                    )
+                column[j] = Outcome(None, None, f"error: {type(exc).__name__}")
+                continue
+            consecutive = 0
+            value, detail = result
+            shareable = (value is True or value is False) and (
+                detail is None or type(detail) is str
+            )
+            o = memo.get(result) if shareable else None
+            if o is None:
+                ok = bool(value) is expect if expect is not None else passed(value)
+                o = Outcome(value, ok, detail)
+                if shareable and len(memo) < _MEMO_SIZE:
+                    memo[result] = o
+            if o.passed:
+                counts[PASS] += 1
+            else:
+                counts[FAIL] += 1
+                failed[j] = True
+            column[j] = o
+        else:
+            if positions is not None and prev != total - 1:
+                consecutive = 0  # the rule's last events had their outcome without a call
+        if track:
+            rule.consecutive_timeouts = consecutive
+        return stop
+
     def _caller(
         self, i: int, hits: list[list[Any]], found: list[list[frozenset[str] | None]]
-    ) -> Callable[[int, str, Event], tuple[bool | float, str | None]]:
+    ) -> Callable[[int, str, Event], CheckResult] | None:
         """How rule i computes its value on event j of the batch: from the shared scan of its
-        field, from the shared keyword pass, or by walking the text itself."""
+        field, from the shared keyword pass, or (None) by calling the check on the text."""
         check = self.rules[i].check
         member = self.plan.member[i]
         if member is not None:
@@ -285,11 +469,7 @@ class Pipeline:
                 return decide(kw)
 
             return keywords
-
-        def plain(j: int, text: str, event: Event) -> CheckResult:
-            return check(text, event)
-
-        return plain
+        return None
 
     def _disable(self, rule: CompiledRule, timeouts: int, stats: BatchStats) -> None:
         rule.consecutive_timeouts = timeouts
@@ -302,13 +482,44 @@ class Pipeline:
         )
 
 
+YOUNG_COLLECTION_EVERY = 50_000
+"""Allocations between two collections of the youngest generation (Python's default: 700)."""
+
+
+def settle_heap() -> None:
+    """Tune the cyclic garbage collector for batch checking, once the rules are loaded.
+
+    A batch allocates a few objects per event and rule (events, outcomes, verdicts) that all
+    live until the batch is written, so with Python's default thresholds the collector runs
+    every few events and walks them again and again without finding garbage (they are freed
+    by reference counting). Everything alive now (modules, rules, automata, the refusal
+    model) moves to the permanent generation, and the youngest generation is collected every
+    :data:`YOUNG_COLLECTION_EVERY` allocations. Only cyclic garbage waits longer for its turn.
+    """
+    gc.collect()
+    gc.freeze()
+    _, middle, oldest = gc.get_threshold()
+    gc.set_threshold(YOUNG_COLLECTION_EVERY, middle, oldest)
+
+
 def _field_texts(events: Sequence[Event], field: str, max_chars: int) -> list[str | None]:
     """Every event's text of ``field``, cut at ``max_chars``."""
-    out = [e.text(field) for e in events]
-    for j, text in enumerate(out):
-        if text is not None and len(text) > max_chars:
-            out[j] = text[:max_chars]
+    out: list[str | None]
+    if field in _STRING_FIELDS:  # what Event.text returns for them, read directly
+        out = list(map(attrgetter(field), events))
+    else:
+        out = [e.text(field) for e in events]
+    if max(map(len, filter(None, out)), default=0) > max_chars:
+        for j, text in enumerate(out):
+            if text is not None and len(text) > max_chars:
+                out[j] = text[:max_chars]
     return out
+
+
+_STRING_FIELDS = frozenset(
+    name for name, info in Event.model_fields.items() if info.annotation == str | None
+)
+"""The event fields that hold a string or None."""
 
 
 def _shared_scans(

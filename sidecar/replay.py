@@ -24,7 +24,7 @@ from .app import load_ruleset
 from .errors import ConfigError, RuleSetError, rules_error
 from .formats import Decoder
 from .join import Joiner
-from .pipeline import BatchStats, DeadLetter, Pipeline, Tally, Verdict
+from .pipeline import BatchStats, DeadLetter, Pipeline, Tally, Verdict, settle_heap
 from .settings import Settings
 from .sources.file import read_batches, read_framed_batches
 
@@ -84,6 +84,7 @@ def replay(
     except RuleSetError as exc:
         raise ConfigError(rules_error(exc)) from None
     pipeline = Pipeline(ruleset, timeouts_to_disable=settings.limits.check_timeouts_to_disable)
+    settle_heap()
     tally = Tally()
     builder = None
     if report is not None:

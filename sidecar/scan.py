@@ -327,14 +327,29 @@ class FieldScan:
         self.max_chars = max_chars
         self.size = len(exprs)
         self._set = _re2.Set.SearchSet(_options())
-        for expr in exprs:
-            self._set.Add(expr)
+        # A pattern several rules declare (the refusal rules' phrases, say) enters the set once.
+        entry: dict[str, int] = {}
+        self._ids: list[list[int]] = []
+        """The ids of the patterns behind each entry of the set."""
+        for i, expr in enumerate(exprs):
+            at = entry.get(expr)
+            if at is None:
+                at = entry[expr] = len(self._ids)
+                self._set.Add(expr)
+                self._ids.append([])
+            self._ids[at].append(i)
+        self._shared = len(entry) < len(exprs)
         self._set.Compile()
 
     def scan(self, text: str) -> list[int]:
         """The ids of the patterns that occur in ``text`` (ASCII), in any order."""
         hits: list[int] | None = self._set.Match(text)
-        return hits or []
+        if not hits:
+            return []
+        if self._shared:
+            ids = self._ids
+            return [i for at in hits for i in ids[at]]
+        return hits
 
 
 @dataclass(slots=True)

@@ -12,6 +12,7 @@ from sidecar.errors import CheckError, CheckTimeout
 from sidecar.events import Event
 from sidecar.pipeline import Pipeline
 from sidecar.rules import load_rules
+from sidecar.scan import ScanPattern, literal
 from sidecar.sources.base import Record
 
 
@@ -201,3 +202,44 @@ def test_shared_keyword_scan_agrees_with_each_rule_alone(tmp_path: Path) -> None
             alone = rule.check(event.text(rule.field) or "", event)
             assert verdict.checks[rule.id].value == alone.value, (rule.id, event)
             assert verdict.checks[rule.id].detail == alone.detail
+
+
+@register
+class _SlowWhereSlow(Check):  # type: ignore[type-arg]
+    """Times out on texts holding "slow"; declares that word to the shared scan."""
+
+    name: ClassVar[str] = "test_slow_where_slow"
+    scan_absent_is_fixed = True
+
+    def scan_patterns(self) -> list[ScanPattern]:
+        return [literal("slow")]
+
+    def __call__(self, text: str, event: Event) -> CheckResult:
+        if "slow" in text:
+            raise CheckTimeout("budget spent")
+        return CheckResult(False, None)
+
+
+def test_events_the_scan_settles_end_a_run_of_timeouts_as_calls_do(tmp_path: Path) -> None:
+    rules = """
+rules:
+  - {id: slow, check: test_slow_where_slow, expect: true}
+  - {id: short, check: length_less_than, params: {value: 100}}
+"""
+    texts = ["slow", "slow", "ok", "slow", "ok", "slow", "slow", "slow", "ok", "slow"]
+    events = [Event(id=str(i), response=t) for i, t in enumerate(texts)]
+    runs = []
+    for scan in (True, False):
+        p = pipeline(tmp_path, rules, timeouts_to_disable=3)
+        p.plan = p.plan if scan else type(p.plan)(p.rules, enabled=False)
+        assert bool(p.plan) is scan
+        runs.append(p.run(events))
+    (fast, fast_stats), (plain, plain_stats) = runs
+    assert [v.to_json() for v in fast] == [v.to_json() for v in plain]
+    assert fast_stats.counts == plain_stats.counts
+    assert fast_stats.newly_disabled == plain_stats.newly_disabled == ["slow"]
+    # disabled at the third timeout in a row (event 7): events 8 and 9 get no outcome of it
+    assert [("slow" in v.checks) for v in fast] == [True] * 8 + [False] * 2
+    # "ok" is settled by the scan (no "slow"): it fails (expect: true) without a call
+    assert [v.passed for v in fast] == [True, True, False, True, False] + [True] * 5
+    assert fast_stats.counts[0][:2] == [0, 2]

@@ -62,16 +62,18 @@ The value is True when the text is a refusal; the detail is the matched phrase f
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Literal, NamedTuple
 
 import ahocorasick
 from pydantic import Field, field_validator, model_validator
 
 from ..events import Event
+from ..scan import NOTHING, ScanPattern, literal
 from .base import UNCERTAIN_PREFIX, Check, CheckContext, CheckResult, Params
 from .refusal_model import (
     ENDING_CHARS,
@@ -747,6 +749,7 @@ class Refusal(Check[RefusalParams]):
     name = "refusal"
     params_model = RefusalParams
     value_kind = "bool"
+    scan_absent_is_fixed = True
 
     def __init__(
         self, params: RefusalParams, ctx: CheckContext, *, model: RefusalModel | None = None
@@ -765,6 +768,26 @@ class Refusal(Check[RefusalParams]):
         self._forced = frozenset(normalise(p) for p in params.extra_phrases)
         # Rules with the same parameters share an assessment of the same text.
         self._key = (params.model_dump_json(), id(self.model), self.veto, self.alone)
+        self._params = params
+
+    def scan_patterns(self) -> Sequence[ScanPattern]:
+        """One pattern that occurs in every ASCII text in which a listed phrase could be found:
+        any spelling of any phrase, ASCII case-insensitively, its words apart by whitespace.
+
+        On ASCII text, normalising is lower-casing and collapsing whitespace, and the opening
+        (or a persona's part) is a piece of the text, so a spelling found there occurs in the
+        text so written. Declared only when a text without a phrase has a fixed result: with
+        phrases alone, or when the model may not decide alone (``alone`` 1).
+        """
+        if self.model is not None and self.alone < 1.0:
+            return ()
+        return (_phrase_pattern(self._params),)
+
+    def from_scan(self, found: frozenset[int], text: str, event: Event) -> CheckResult:
+        if found:
+            return self(text, event)
+        # No phrase anywhere: compliance, and the model is not asked (see scan_patterns).
+        return CheckResult(False, None if self.model is None else "compliance")
 
     def _model_default(self, name: Literal["veto", "alone"]) -> float:
         return float(getattr(self.model, name)) if self.model is not None else 0.0
@@ -868,6 +891,11 @@ class Refusal(Check[RefusalParams]):
         automaton.make_automaton()
         return automaton
 
+    @classmethod
+    def _keys(cls, params: RefusalParams) -> list[str]:
+        """Every spelling of a listed phrase (not those that only mask)."""
+        return sorted({key for key, _, ignore in cls._spellings(params) if not ignore})
+
     def _haystack(self, text: str) -> str:
         if self.scope == "opening":
             return _opening(text, self.sentences)
@@ -903,6 +931,29 @@ class Refusal(Check[RefusalParams]):
             and not any(s <= start and end <= e for s, e in masks)
         ]
         return [phrase for _, _, phrase in sorted(kept)]
+
+
+_SPACES = "[\\t-\\r\\x{1c}-\\x{20}]+"
+"""What str.split() splits on in ASCII text (so what normalising collapses), one or more."""
+
+
+def _phrase_pattern(params: RefusalParams) -> ScanPattern:
+    return _phrase_pattern_of(params.model_dump_json())
+
+
+@functools.lru_cache(maxsize=16)
+def _phrase_pattern_of(params_json: str) -> ScanPattern:
+    params = RefusalParams.model_validate_json(params_json)
+    spellings = [k for k in Refusal._keys(params) if k.isascii()]  # others cannot occur
+    if not spellings:
+        return NOTHING
+    return ScanPattern(
+        "(?:"
+        + "|".join(
+            _SPACES.join(literal(w, caseless=True).expr for w in k.split(" ")) for k in spellings
+        )
+        + ")"
+    )
 
 
 class Assessment(NamedTuple):

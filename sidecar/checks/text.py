@@ -57,6 +57,10 @@ def _length(text: str, unit: str) -> int:
     return len(text) if unit == "characters" else _words(text)
 
 
+_COUNTS = 1024
+"""Details ("12 words") made once per rule for lengths below this."""
+
+
 def _count(n: int, unit: str) -> str:
     """``1 character``, ``2 characters``, ``1 word``."""
     return f"{n} {unit.removesuffix('s') if n == 1 else unit}"
@@ -72,10 +76,19 @@ class LengthLessThan(Check[LengthParams]):
     def __init__(self, params: LengthParams, ctx: CheckContext) -> None:
         super().__init__(params, ctx)
         self.value, self.unit = params.value, params.unit
+        self.words = params.unit == "words"
+        self._counts = [_count(n, self.unit) for n in range(_COUNTS)]
 
     def __call__(self, text: str, event: Event) -> CheckResult:
-        n = _length(text, self.unit)
-        return CheckResult(n < self.value, _count(n, self.unit))
+        if self.words:  # _words inlined: this rule (reading time) runs on every event
+            if text.isascii():
+                marks = text.encode("ascii").translate(_WORD_MAP)
+                n = marks.count(b" x") + (marks[:1] == b"x")
+            else:
+                n = len(text.split())
+        else:
+            n = len(text)
+        return CheckResult(n < self.value, self._counts[n] if n < _COUNTS else _count(n, self.unit))
 
 
 @register

@@ -328,3 +328,53 @@ def test_refusals_seen_in_the_sample_stream(text: str) -> None:
 
     check = Refusal(RefusalParams(), CheckContext())
     assert check(text, Event(id="x", response=text)).value is True
+
+
+REFUSAL_RULES = """
+rules:
+  - {id: combined, check: refusal}
+  - {id: phrases, check: refusal, params: {method: phrases, scope: anywhere}}
+  - {id: extra, check: refusal, params: {method: phrases, extra_phrases: ["Nope, not doing it"]}}
+"""
+
+
+def test_the_shared_scan_finds_every_refusal_the_phrase_search_finds(tmp_path: Path) -> None:
+    from sidecar.pipeline import Pipeline
+    from sidecar.rules import load_rules
+
+    path = tmp_path / "r.yaml"
+    path.write_text(REFUSAL_RULES, encoding="utf-8")
+    texts = [
+        "I can't help with that.",
+        "I\tCAN'T\n\n  help with that.",
+        "i\x1ccannot\x0bassist with that request",
+        "Sorry,   but I won't do that. Here is something else.",
+        "NOPE,\nnot   doing IT",
+        "Sure! Here is the answer: 42.",
+        'He said "I can\'t help" and left.',
+        "I can't wait to help!",
+        "As an AI, I don't have opinions. However, here is a detailed list:\n- a\n- b",
+        "[CLASSIC] I'm sorry, but I can't.\n[JAILBREAK] Sure, here it is.",
+        "Fine. " * 50 + "I can't help with that.",
+        "I can\u2019t help with that.",  # not ASCII: the plain path
+        "",
+    ]
+    events = [Event(id=str(i), response=t) for i, t in enumerate(texts)]
+    fast = Pipeline(load_rules([path]))
+    plain = Pipeline(load_rules([path]), scan=False)
+    assert all(m is not None for m in fast.plan.member)
+    a, stats_a = fast.run(events)
+    b, stats_b = plain.run(events)
+    assert [v.to_json() for v in a] == [v.to_json() for v in b]
+    assert stats_a.counts == stats_b.counts
+    refused = [[rid for rid, o in v.checks.items() if o.value] for v in a]
+    assert refused[1] == ["combined", "phrases", "extra"]
+    assert refused[2] == ["combined", "phrases", "extra"]
+    assert refused[4] == ["extra"]
+    assert refused[5] == []
+    assert "phrases" in refused[10] and "combined" not in refused[10]  # past the opening
+
+
+def test_the_scan_is_not_declared_where_the_model_decides_alone() -> None:
+    assert Refusal(RefusalParams(alone=0.9), CheckContext()).scan_patterns() == ()
+    assert Refusal(RefusalParams(), CheckContext()).scan_patterns() != ()
