@@ -5,7 +5,8 @@ The batch loop is the whole hot path::
     batch = await source.next()           # raw records
     for each slice of the batch:          # limits.verdict_slice records, the loop turns between
         pipeline.process()                # decode + checks, synchronous, no awaits
-        metrics.observe_batch()           # counters added once per slice; listeners
+        listeners(verdicts)               # counted: rolling windows, the in-process judge
+    metrics.observe_batch()               # counters added once per batch
     await sink.write(dead, verdicts)      # DLQ / verdict topic, acknowledged by the broker
     await source.ack(batch)               # commit (Kafka: runs beside the next batch)
 
@@ -243,7 +244,7 @@ class App(Lifecycle):
         """Everything that happens to one batch, up to and including its commit.
 
         The records are checked ``limits.verdict_slice`` at a time: each slice's verdicts are
-        counted (metrics, listeners) as soon as it is done, and the loop turns before the next
+        counted (listeners, event age) as soon as it is done, and the loop turns before the next
         slice, so fetches and commits go on and a record does not wait for its whole batch.
         The batch is then written and acknowledged as one. A record may carry many events (an
         OTLP record, many spans): all of them are checked and written before the batch is
@@ -261,14 +262,16 @@ class App(Lifecycle):
             assert pipeline is not None, "start() the app first"
             if self.joiner is None:
                 step = self.settings.limits.verdict_slice
+                stats = BatchStats.empty(len(pipeline.rules))
                 for at in range(0, len(batch), step):
                     if at:
                         await asyncio.sleep(0)
                     part = batch[at : at + step]
-                    got, lost, stats = pipeline.process(
+                    got, lost, tallies = pipeline.process(
                         part, max_event_bytes=limit, decoder=self.decoder
                     )
-                    self._count(pipeline, part, got, lost, stats)
+                    self._counted(got, part)
+                    stats.add(tallies)
                     verdicts += got
                     dead += lost
             else:
@@ -277,7 +280,10 @@ class App(Lifecycle):
                 decoded, dead = pipeline.decode(batch, max_event_bytes=limit, decoder=self.decoder)
                 ready, done = self.joiner.offer(decoded, batch)
                 verdicts, stats = pipeline.run(ready)
-                self._count(pipeline, batch, verdicts, dead, stats)
+                self._counted(verdicts, batch)
+            # The Prometheus counters and tallies once per batch: they cost per rule, not per
+            # event, and nothing reads them within a batch.
+            self._tally(pipeline, batch, verdicts, dead, stats)
         m = self.metrics
         # Scale-out mode: sampled events go to the judge topic before the commit, so a crash
         # loses no sampled work.
@@ -294,7 +300,14 @@ class App(Lifecycle):
         m.batch_seconds.observe(time.perf_counter() - started)
         return verdicts
 
-    def _count(
+    def _counted(self, verdicts: Sequence[Verdict], records: Sequence[Record]) -> None:
+        """Verdicts just out of the checks: their age, and the listeners (rolling windows,
+        the in-process judge) count them."""
+        self._observe_age(verdicts, records)
+        for listener in self.listeners:
+            listener(verdicts)
+
+    def _tally(
         self,
         pipeline: Pipeline,
         records: Sequence[Record],
@@ -302,7 +315,7 @@ class App(Lifecycle):
         dead: Sequence[DeadLetter],
         stats: BatchStats,
     ) -> None:
-        """Metrics, tallies and listeners for checked records: their verdicts are counted."""
+        """Metrics and tallies of a checked batch."""
         m = self.metrics
         m.records.labels(self.source.name).inc(len(records))
         skipped = self.decoder.take_skipped()
@@ -320,9 +333,6 @@ class App(Lifecycle):
                 d.error,
             )
         self.tally.add(pipeline.rules, stats, dead)
-        self._observe_age(verdicts, records)
-        for listener in self.listeners:
-            listener(verdicts)
 
     def _export_progress(self) -> None:
         """Counters kept by the source and sink, and the lag snapshot: once per loop turn."""
