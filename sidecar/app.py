@@ -353,7 +353,7 @@ class App(Lifecycle):
                 self._seen[kind] = total
 
     def _observe_age(self, verdicts: Sequence[Verdict], batch: Sequence[Record]) -> None:
-        """Observe the oldest event of the batch: how stale the freshest verdicts can be."""
+        """Observe the oldest event of a slice: how stale the freshest verdicts can be."""
         now = time.time()
         oldest: float | None = None
         for v in verdicts:

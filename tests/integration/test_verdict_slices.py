@@ -14,7 +14,7 @@ from prometheus_client import CollectorRegistry
 
 from sidecar.app import App
 from sidecar.embedded import EmbeddedBroker
-from sidecar.pipeline import Verdict
+from sidecar.pipeline import Pipeline, Tally, Verdict
 from sidecar.sources.base import Record
 from tests.conftest import event_line, kafka_settings, produce
 from tests.integration.test_kafka import committed_offsets, wait_for
@@ -88,6 +88,17 @@ async def test_batches_are_bounded_counted_in_slices_and_committed_after_their_v
     # No verdict lost or counted twice.
     ids = [i for _, got in counted for i in got]
     assert sorted(ids) == [f"e-{i:06d}" for i in range(n)]
+    # The tallies and counters, added once per batch from its slices, are those of one pass.
+    assert app.pipeline is not None
+    reference = Tally()
+    everything = [Record(event_line(i), topic, 0, i) for i in range(n)]
+    _, _, stats = Pipeline(app.pipeline.ruleset).process(everything, max_event_bytes=1 << 20)
+    reference.add(app.pipeline.rules, stats)
+    assert app.tally.events == reference.events == n
+    assert app.tally.failed_events == reference.failed_events
+    assert {r: t.counts for r, t in app.tally.rules.items()} == {
+        r: t.counts for r, t in reference.rules.items()
+    }
     # Nothing committed before its verdict.
     assert seen[-1][1] == n
     for when, committed in seen:
