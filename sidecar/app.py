@@ -282,7 +282,7 @@ class App(Lifecycle):
                 verdicts, stats = pipeline.run(ready)
                 self._counted(verdicts, batch)
             # The Prometheus counters and tallies once per batch: they cost per rule, not per
-            # event, and nothing reads them within a batch.
+            # event (a scrape between two slices sees the batch a moment later, whole).
             self._tally(pipeline, batch, verdicts, dead, stats)
         m = self.metrics
         # Scale-out mode: sampled events go to the judge topic before the commit, so a crash
