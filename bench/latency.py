@@ -1,14 +1,21 @@
 """Time from a record's production to its verdict, at a steady rate, over Kafka.
 
     python bench/latency.py [--rate 5000] [--seconds 20] [--partitions 3]
-        [--rules rules/default.yaml] [--fetch-wait-ms 20]
+        [--rules rules/default.yaml] [--fetch-wait-ms 20] [--max-batch 500]
+        [--verdict-slice 100]
 
 Starts the embedded broker and the sidecar (the same App as ``run``), and a separate producer
 process that sends ~1 KB events at ``--rate`` events per second, each stamped with its send
 time. A verdict listener records, for every event, the time from that stamp to the moment its
 verdict is counted (after the checks, before the sinks and the commit). Prints the rate
-reached and the latency percentiles. The issue's target is p99 <= 50 ms at half the maximum
-rate: take the maximum from ``bench/throughput.py`` and pass half of it as ``--rate``.
+reached and the latency percentiles. The target is p99 <= 50 ms at half the maximum rate: take
+the maximum from ``bench/throughput.py`` and pass half of it as ``--rate``.
+
+Beside it, in the same run, two baselines: how late the producer itself sends (its send time
+against its schedule; on a busy machine the producer falls behind too), and a plain aiokafka
+consumer in its own process and group, doing nothing but ``getmany`` on the same topic with the
+same fetch wait: the time from send to its receipt is what the broker and the machine cost
+before llm-sidecar does anything.
 """
 
 from __future__ import annotations
@@ -47,10 +54,12 @@ async def main(bootstrap, topic, rate, seconds):
     await producer.start()
     started = time.perf_counter()
     sent = 0
+    late = []
     try:
         while time.perf_counter() - started < seconds:
             due = int((time.perf_counter() - started) * rate)
             while sent < due:
+                late.append(time.perf_counter() - started - sent / rate)
                 stamp = repr(time.time()).encode()
                 await producer.send(topic, bodies[sent % len(bodies)] + stamp + b"}")
                 sent += 1
@@ -58,14 +67,56 @@ async def main(bootstrap, topic, rate, seconds):
         await producer.flush()
     finally:
         await producer.stop()
-    print(sent)
+    late.sort()
+    print(sent, *(1000 * late[min(len(late) - 1, int(q * len(late)))] for q in (0.5, 0.99)))
 
 asyncio.run(main(sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])))
+"""
+
+# A plain consumer in its own group: getmany and the send stamp, nothing else. It prints
+# "ready" once it has its partitions, then the latencies (ms) once the stream has been quiet
+# for 3 s.
+BASELINE = r"""
+import asyncio, sys, time
+from aiokafka import AIOKafkaConsumer
+
+async def main(bootstrap, topic, group, wait_ms):
+    consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group,
+                                enable_auto_commit=False, auto_offset_reset="earliest",
+                                fetch_max_wait_ms=wait_ms, max_poll_records=500)
+    await consumer.start()
+    try:
+        while not consumer.assignment():
+            await consumer.getmany(timeout_ms=100)
+        print("ready", flush=True)
+        out, last = [], None
+        while last is None or time.monotonic() - last < 3:
+            data = await consumer.getmany(timeout_ms=500, max_records=500)
+            now = time.time()
+            for messages in data.values():
+                for m in messages:
+                    out.append(1000 * (now - float(m.value.rsplit(b'"sent":', 1)[1][:-1])))
+            if data:
+                last = time.monotonic()
+    finally:
+        await consumer.stop()
+    print(" ".join(f"{x:.2f}" for x in out))
+
+asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])))
 """
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float:
     return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
+
+
+def summary(ms: list[float]) -> str:
+    ms = sorted(ms)
+    return (
+        f"p50 {percentile(ms, 0.50):.1f} ms, p90 {percentile(ms, 0.90):.1f} ms, "
+        f"p99 {percentile(ms, 0.99):.1f} ms, max {ms[-1]:.1f} ms, "
+        f"mean {statistics.fmean(ms):.1f} ms"
+    )
 
 
 async def main() -> None:
@@ -77,6 +128,8 @@ async def main() -> None:
     ap.add_argument("--partitions", type=int, default=3)
     ap.add_argument("--rules", type=Path, action="append")
     ap.add_argument("--fetch-wait-ms", type=int, default=20)
+    ap.add_argument("--max-batch", type=int, default=None, help="kafka.max_batch")
+    ap.add_argument("--verdict-slice", type=int, default=None, help="limits.verdict_slice")
     args = ap.parse_args()
     rules = args.rules or [REPO / "rules" / "default.yaml"]
     latencies: list[float] = []
@@ -95,26 +148,39 @@ async def main() -> None:
     with EmbeddedBroker() as broker:
         topic = f"latency-{uuid.uuid4().hex[:6]}"
         await create_topic(broker.bootstrap_servers, topic, args.partitions)
-        settings = Settings(
-            rules=rules,
-            kafka={
-                "bootstrap_servers": broker.bootstrap_servers,
-                "topics": [topic],
-                "group_id": f"latency-{uuid.uuid4().hex[:6]}",
-                "dlq_topic": None,
-                # The embedded broker holds every fetch for its whole wait (Kafka answers as
-                # soon as a record is there): with the default 500 ms that wait, not the
-                # sidecar, would set the latency.
-                "fetch_max_wait_ms": args.fetch_wait_ms,
-            },
-            reload_interval_s=0,
-        )
+        kafka: dict[str, object] = {
+            "bootstrap_servers": broker.bootstrap_servers,
+            "topics": [topic],
+            "group_id": f"latency-{uuid.uuid4().hex[:6]}",
+            "dlq_topic": None,
+            # The embedded broker holds every fetch for its whole wait (Kafka answers as
+            # soon as a record is there): with the default 500 ms that wait, not the
+            # sidecar, would set the latency.
+            "fetch_max_wait_ms": args.fetch_wait_ms,
+        }
+        if args.max_batch is not None:
+            kafka["max_batch"] = args.max_batch
+        limits = {} if args.verdict_slice is None else {"verdict_slice": args.verdict_slice}
+        settings = Settings(rules=rules, kafka=kafka, limits=limits, reload_interval_s=0)
         app = App(settings, registry=CollectorRegistry(), serve_http=False)
         app.listeners.append(record)
+        baseline = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            BASELINE,
+            broker.bootstrap_servers,
+            topic,
+            f"baseline-{uuid.uuid4().hex[:6]}",
+            str(args.fetch_wait_ms),
+            stdout=subprocess.PIPE,
+        )
         await app.start()
         runner = asyncio.create_task(app.run())
         try:
-            await asyncio.sleep(5)  # the group join
+            assert baseline.stdout is not None
+            await asyncio.wait_for(baseline.stdout.readline(), 60)  # "ready"
+            await asyncio.sleep(5)  # the sidecar's group join
+            load = Path("/proc/loadavg").read_text().split()[0]
             producer = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-c",
@@ -127,24 +193,37 @@ async def main() -> None:
                 stdout=subprocess.PIPE,
             )
             out, _ = await producer.communicate()
-            sent = expected = int(out.decode().strip() or 0)
+            fields = out.decode().split()
+            sent = expected = int(fields[0]) if fields else 0
+            late = [float(x) for x in fields[1:3]]
             if len(latencies) >= sent:
                 all_in.set()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(all_in.wait(), 30)
+            base_out, _ = await asyncio.wait_for(baseline.communicate(), 60)
         finally:
+            if baseline.returncode is None:
+                baseline.kill()
             app.request_stop()
             await asyncio.wait_for(runner, 30)
             await app.stop()
     if not latencies:
         print("no verdicts: did the producer run?")
         return
-    ms = sorted(x * 1000 for x in latencies)
+    base_ms = [float(x) for x in base_out.decode().split()]
+    cfg = settings.kafka
     print(
-        f"{len(ms)} of {sent} events at {args.rate:.0f}/s for {args.seconds:.0f} s: "
-        f"p50 {percentile(ms, 0.50):.1f} ms, p90 {percentile(ms, 0.90):.1f} ms, "
-        f"p99 {percentile(ms, 0.99):.1f} ms, max {ms[-1]:.1f} ms, "
-        f"mean {statistics.fmean(ms):.1f} ms"
+        f"{sent} events at {args.rate:.0f}/s for {args.seconds:.0f} s on {args.partitions} "
+        f"partitions (fetch wait {cfg.fetch_max_wait_ms} ms, max_batch {cfg.max_batch}, "
+        f"verdict_slice {getattr(settings.limits, 'verdict_slice', '-')}); load average {load} at the start"
+    )
+    if late:
+        print(f"producer behind its schedule:  p50 {late[0]:.1f} ms, p99 {late[1]:.1f} ms")
+    if base_ms:
+        print(f"plain consumer, send->receipt: {summary(base_ms)} ({len(base_ms)} records)")
+    print(
+        f"llm-sidecar, send->verdict:    {summary([x * 1000 for x in latencies])} "
+        f"({len(latencies)} verdicts)"
     )
 
 

@@ -3,13 +3,15 @@
 The batch loop is the whole hot path::
 
     batch = await source.next()           # raw records
-    verdicts, dead = pipeline.process()   # decode + checks, synchronous, no awaits
+    for each slice of the batch:          # limits.verdict_slice records, the loop turns between
+        pipeline.process()                # decode + checks, synchronous, no awaits
+        listeners(verdicts)               # counted: rolling windows, the in-process judge
     metrics.observe_batch()               # counters added once per batch
     await sink.write(dead, verdicts)      # DLQ / verdict topic, acknowledged by the broker
-    await source.ack(batch)               # commit: everything before it is handled
+    await source.ack(batch)               # commit (Kafka: runs beside the next batch)
 
 A rule reload builds a new :class:`~sidecar.pipeline.Pipeline` off the loop and swaps it in
-between two batches; nothing on the hot path ever waits for the judge.
+while no batch is being checked; nothing on the hot path ever waits for the judge.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from .join import Joiner
 from .judge.service import JudgeService, ScoreCallback
 from .lifecycle import STOP_STEP_S, Lifecycle, StopStep, run_stop_steps
 from .metrics import SidecarMetrics, set_created_series
-from .pipeline import Pipeline, Tally, Verdict
+from .pipeline import BatchStats, DeadLetter, Pipeline, Tally, Verdict
 from .rules import RuleSet, RuleWatcher, bundled_path, load_rules, rule_files
 from .server import HttpServer
 from .settings import Settings
@@ -152,6 +154,8 @@ class App(Lifecycle):
         self.pipeline: Pipeline | None = None
         self._watcher = RuleWatcher(settings.reload_interval_s, self._watched, self.reload)
         self._reload_task: asyncio.Task[None] | None = None
+        self._checking = asyncio.Lock()
+        """Held while a batch is checked; a reload swaps the rules only outside it."""
         self._stopping = False
         self._started = False
         self._last_turn = time.monotonic()
@@ -239,26 +243,81 @@ class App(Lifecycle):
     async def handle(self, batch: Sequence[Record]) -> list[Verdict]:
         """Everything that happens to one batch, up to and including its commit.
 
-        A record may carry many events (an OTLP record, many spans): all of them are checked
-        and written before the batch is acknowledged, so at-least-once holds per record.
+        The records are checked ``limits.verdict_slice`` at a time: each slice's verdicts are
+        counted (listeners, event age) as soon as it is done, and the loop turns before the next
+        slice, so fetches and commits go on and a record does not wait for its whole batch.
+        The batch is then written and acknowledged as one. A record may carry many events (an
+        OTLP record, many spans): all of them are checked and written before the batch is
+        acknowledged, so at-least-once holds per record.
         """
         started = time.perf_counter()
-        pipeline = self.pipeline
-        assert pipeline is not None, "start() the app first"
         done: Sequence[Record] = batch
         limit = self.settings.limits.max_event_bytes
-        if self.joiner is None:
-            verdicts, dead, stats = pipeline.process(
-                batch, max_event_bytes=limit, decoder=self.decoder
-            )
-        else:
-            # Halves wait for their pair; the records to acknowledge are the join's commit
-            # points, which never pass a waiting half.
-            decoded, dead = pipeline.decode(batch, max_event_bytes=limit, decoder=self.decoder)
-            ready, done = self.joiner.offer(decoded, batch)
-            verdicts, stats = pipeline.run(ready)
+        verdicts: list[Verdict] = []
+        dead: list[DeadLetter] = []
+        # A reload waits for the slices of the batch in hand: all of them count against the
+        # rules they were checked with.
+        async with self._checking:
+            pipeline = self.pipeline
+            assert pipeline is not None, "start() the app first"
+            if self.joiner is None:
+                step = self.settings.limits.verdict_slice
+                stats = BatchStats.empty(len(pipeline.rules))
+                for at in range(0, len(batch), step):
+                    if at:
+                        await asyncio.sleep(0)
+                    part = batch[at : at + step]
+                    got, lost, tallies = pipeline.process(
+                        part, max_event_bytes=limit, decoder=self.decoder
+                    )
+                    self._counted(got, part)
+                    stats.add(tallies)
+                    verdicts += got
+                    dead += lost
+            else:
+                # Halves wait for their pair; the records to acknowledge are the join's commit
+                # points, which never pass a waiting half.
+                decoded, dead = pipeline.decode(batch, max_event_bytes=limit, decoder=self.decoder)
+                ready, done = self.joiner.offer(decoded, batch)
+                verdicts, stats = pipeline.run(ready)
+                self._counted(verdicts, batch)
+            # The Prometheus counters and tallies once per batch: they cost per rule, not per
+            # event (a scrape between two slices sees the batch a moment later, whole).
+            self._tally(pipeline, batch, verdicts, dead, stats)
         m = self.metrics
-        m.records.labels(self.source.name).inc(len(batch))
+        # Scale-out mode: sampled events go to the judge topic before the commit, so a crash
+        # loses no sampled work.
+        sampled = self.judge.select(verdicts) if self.publish_samples and self.judge else []
+        judged = [self._judged.popleft() for _ in range(len(self._judged))]
+        await write_until_acknowledged(
+            self.sink,
+            dead,
+            [*verdicts, *judged] if judged else verdicts,
+            sampled,
+            on_retry=lambda _: m.dlq_write_failures.inc(),
+        )
+        await self.source.ack(done)
+        m.batch_seconds.observe(time.perf_counter() - started)
+        return verdicts
+
+    def _counted(self, verdicts: Sequence[Verdict], records: Sequence[Record]) -> None:
+        """Verdicts just out of the checks: their age, and the listeners (rolling windows,
+        the in-process judge) count them."""
+        self._observe_age(verdicts, records)
+        for listener in self.listeners:
+            listener(verdicts)
+
+    def _tally(
+        self,
+        pipeline: Pipeline,
+        records: Sequence[Record],
+        verdicts: Sequence[Verdict],
+        dead: Sequence[DeadLetter],
+        stats: BatchStats,
+    ) -> None:
+        """Metrics and tallies of a checked batch."""
+        m = self.metrics
+        m.records.labels(self.source.name).inc(len(records))
         skipped = self.decoder.take_skipped()
         for reason, n in skipped.items():
             m.spans_skipped.labels(reason).inc(n)
@@ -274,23 +333,6 @@ class App(Lifecycle):
                 d.error,
             )
         self.tally.add(pipeline.rules, stats, dead)
-        self._observe_age(verdicts, batch)
-        for listener in self.listeners:
-            listener(verdicts)
-        # Scale-out mode: sampled events go to the judge topic before the commit, so a crash
-        # loses no sampled work.
-        sampled = self.judge.select(verdicts) if self.publish_samples and self.judge else []
-        judged = [self._judged.popleft() for _ in range(len(self._judged))]
-        await write_until_acknowledged(
-            self.sink,
-            dead,
-            [*verdicts, *judged] if judged else verdicts,
-            sampled,
-            on_retry=lambda _: m.dlq_write_failures.inc(),
-        )
-        await self.source.ack(done)
-        m.batch_seconds.observe(time.perf_counter() - started)
-        return verdicts
 
     def _export_progress(self) -> None:
         """Counters kept by the source and sink, and the lag snapshot: once per loop turn."""
@@ -311,7 +353,7 @@ class App(Lifecycle):
                 self._seen[kind] = total
 
     def _observe_age(self, verdicts: Sequence[Verdict], batch: Sequence[Record]) -> None:
-        """Observe the oldest event of the batch: how stale the freshest verdicts can be."""
+        """Observe the oldest event of a slice: how stale the freshest verdicts can be."""
         now = time.time()
         oldest: float | None = None
         for v in verdicts:
@@ -370,7 +412,8 @@ class App(Lifecycle):
             )
             self._watcher.mark()  # report a bad file once, not on every poll
             return False
-        self._install(ruleset)
+        async with self._checking:
+            self._install(ruleset)
         self.metrics.rule_reloads.labels("success").inc()
         return True
 

@@ -223,7 +223,7 @@ class SidecarMetrics:
             self.rule_reloads.labels(result)
         self.batch_seconds = Histogram(
             "llm_sidecar_batch_processing_seconds",
-            "Time from a batch's fetch to its commit.",
+            "Time from a batch's fetch to its acknowledgement (Kafka: its offset commit sent).",
             buckets=LATENCY_BUCKETS,
             registry=r,
         )

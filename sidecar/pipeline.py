@@ -134,6 +134,17 @@ class BatchStats:
     def empty(cls, n_rules: int) -> BatchStats:
         return cls([[0] * len(RESULTS) for _ in range(n_rules)], [0.0] * n_rules)
 
+    def add(self, other: BatchStats) -> None:
+        """Add the tallies of ``other`` (another slice of the same batch, same rules)."""
+        for mine, theirs in zip(self.counts, other.counts, strict=True):
+            for r, n in enumerate(theirs):
+                mine[r] += n
+        for i, spent in enumerate(other.seconds):
+            self.seconds[i] += spent
+        self.events += other.events
+        self.failed_events += other.failed_events
+        self.newly_disabled += other.newly_disabled
+
 
 class Pipeline:
     """Applies one rule set; a reload builds a new Pipeline and swaps it between batches."""

@@ -165,6 +165,11 @@ class LimitSettings(_Section):
     """A rule that times out this many times in a row is disabled until the next reload."""
     drain_timeout_s: float = Field(20.0, gt=0)
     """On SIGTERM, finish in-flight work within this; keep it below the pod's grace period."""
+    verdict_slice: int = Field(100, ge=1, le=100_000)
+    """Records checked at a time within a batch. Each slice's verdicts are counted as soon as
+    it is done, and the event loop turns between slices (fetches, commits, ``/metrics``), so a
+    record does not wait for the rest of its batch; the batch is still written and committed
+    as one."""
 
 
 class LabelSettings(_Section):

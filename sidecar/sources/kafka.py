@@ -2,9 +2,12 @@
 
 At-least-once: the app handles a whole batch (checks, verdicts, dead letters) before it calls
 :meth:`KafkaSource.ack`, which commits ``last offset + 1`` of every partition in the batch that
-is still assigned. On a rebalance, the listener commits what is already done for the partitions
-being revoked; records of a revoked partition still in hand are not committed and will be
-delivered again to the new owner, so duplicates are bounded by one batch per partition.
+is still assigned. The commit runs beside the next batch, not before it: ``ack`` starts it and
+returns, and waits only when the previous commit is still in flight, so at most one commit is
+outstanding and a crash redelivers at most two batches. On a rebalance, the listener waits for
+that commit, then commits what is already done for the partitions being revoked; records of a
+revoked partition still in hand are not committed and will be delivered again to the new owner.
+:meth:`KafkaSource.stop` waits for the commit in flight and commits what is left.
 
 Nothing in :meth:`KafkaSource.start` waits on the network: the batch loop connects, retrying
 with backoff, so a process whose Kafka is not there yet stays up, not ready, and says what it
@@ -197,6 +200,10 @@ class KafkaSource(Source):
         self._watcher: asyncio.Task[None] | None = None
         self.commit_successes = 0
         self.commit_failures = 0
+        self._commit_task: asyncio.Task[None] | None = None
+        """The commit started by the last :meth:`ack`, running beside the next batch."""
+        self._commit_lock = asyncio.Lock()
+        """One commit at a time, so offsets reach the broker in order."""
         quiet_connection_logs()
 
     async def start(self) -> None:
@@ -288,8 +295,15 @@ class KafkaSource(Source):
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
-        consumer, self._consumer = self._consumer, None
-        if consumer is not None:
+        consumer = self._consumer
+        if consumer is None:
+            return
+        try:
+            # The last acknowledged batch: its commit may still be running.
+            await self._settle()
+            await self._commit()
+        finally:
+            self._consumer = None
             await _close(consumer)
 
     def stop_fetching(self) -> None:
@@ -352,9 +366,23 @@ class KafkaSource(Source):
             tp = TopicPartition(topic, partition)
             if tp in assigned and offset + 1 > self._done.get(tp, -1):
                 self._done[tp] = offset + 1
-        await self._commit()
+        # The round trip runs beside the next batch; only a commit still in flight from the
+        # batch before is waited for, so at most one is outstanding.
+        await self._settle()
+        self._commit_task = asyncio.create_task(self._commit(), name="kafka-commit")
+        await asyncio.sleep(0)  # let it send the request before the next batch holds the loop
+
+    async def _settle(self) -> None:
+        """Wait for the commit started by the last :meth:`ack`, if it is still running."""
+        task, self._commit_task = self._commit_task, None
+        if task is not None:
+            await asyncio.shield(task)
 
     async def _commit(self, only: Sequence[TopicPartition] | None = None) -> None:
+        async with self._commit_lock:
+            await self._commit_now(only)
+
+    async def _commit_now(self, only: Sequence[TopicPartition] | None) -> None:
         consumer = self._consumer
         if consumer is None:
             return
@@ -378,6 +406,7 @@ class KafkaSource(Source):
 
     async def _on_revoked(self, revoked: list[TopicPartition]) -> None:
         log.info("partitions revoked: %s", _fmt(revoked))
+        await self._settle()
         await self._commit(only=revoked)
         for tp in revoked:
             self._done.pop(tp, None)
