@@ -166,7 +166,7 @@ def t_interval(sums: Sequence[float], t_of: Callable[[float], float]) -> tuple[f
     return mean - half, mean + half
 
 
-# -- reading a window's sums ---------------------------------------------------------------
+# -- reading a window's sums --------------------------------------------------------------
 
 
 class Figures:
@@ -282,7 +282,7 @@ def _weighted_wilson(sums: Sequence[float], z: float) -> tuple[float, float]:
     return wilson_interval(p, sums[SW] * sums[SW] / sums[SW2], z)
 
 
-# -- which rules feed which score ------------------------------------------------------------
+# -- which rules feed which score ---------------------------------------------------------
 
 
 class _Roles:
