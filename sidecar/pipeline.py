@@ -160,6 +160,9 @@ class Pipeline:
         """The shared multi-pattern scans; ``scan=False`` keeps every rule on its plain path
         (the reference the fast path is tested against)."""
         self._scanners, self._scan_of = _shared_scans(self.rules)
+        self._absent: dict[int, CheckResult] = {}
+        """Per rule whose result without any of its patterns is fixed: that result, made
+        once per pipeline (not per batch: a batch of one event is the inline API's case)."""
 
     def process(
         self,
@@ -315,7 +318,7 @@ class Pipeline:
             if got is None or any(lo <= h < hi for h in got):
                 calls.append(j)
                 positions.append(at)
-        absent = self._outcome(rule, check.from_scan(_NOTHING_FOUND, "", _ANY_EVENT))
+        absent = self._outcome(rule, self._absent_result(i))
         if everywhere:
             column = [absent] * n
         else:
@@ -338,6 +341,14 @@ class Pipeline:
                 if j not in evaluated:
                     failed[j] = True
         return column, everywhere and stop is None
+
+    def _absent_result(self, i: int) -> CheckResult:
+        """Rule i's result on a text in which none of its patterns occur (fixed for it)."""
+        result = self._absent.get(i)
+        if result is None:
+            check = self.rules[i].check
+            result = self._absent[i] = check.from_scan(_NOTHING_FOUND, "", _ANY_EVENT)
+        return result
 
     @staticmethod
     def _outcome(rule: CompiledRule, result: CheckResult) -> Outcome:
@@ -450,9 +461,7 @@ class Pipeline:
             lo, hi = member.offset, member.offset + member.size
             from_scan = check.from_scan
             # The usual case, computed once: none of the rule's patterns occur.
-            absent = (
-                from_scan(_NOTHING_FOUND, "", _ANY_EVENT) if check.scan_absent_is_fixed else None
-            )
+            absent = self._absent_result(i) if check.scan_absent_is_fixed else None
 
             def scanned(j: int, text: str, event: Event) -> CheckResult:
                 got = got_of[j]
