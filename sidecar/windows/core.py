@@ -402,24 +402,6 @@ class Windows:
         """Live series, roll-ups included."""
         return len(self._series)
 
-    def t_value(self, df: float) -> float:
-        """The t multiplier of the configured level (:meth:`Figures.t_value`)."""
-        return self.figures.t_value(df)
-
-    def interval(self, kind: int, sums: Sequence[float]) -> tuple[float, float, float] | None:
-        """(value, lower, upper) of one window's sums (:meth:`Figures.interval`)."""
-        return self.figures.interval(kind, sums)
-
-    def corrected(
-        self,
-        raw: Sequence[float] | None = None,
-        judged: Sequence[float] | None = None,
-        precision: Sequence[float] | None = None,
-        recall: Sequence[float] | None = None,
-    ) -> tuple[float, float, float, float] | None:
-        """The judge-corrected robustness of window sums (:meth:`Figures.corrected`)."""
-        return self.figures.corrected(raw, judged, precision, recall)
-
     def read(
         self, score: str, subject: str = "", segment: Segment = (ALL, ALL, ALL), window: str = ""
     ) -> tuple[float, float, float, float] | None:
@@ -434,14 +416,14 @@ class Windows:
                     s = self._series.get((*key, segment))
                     if s is not None:
                         parts[name] = self._rings.window(s, w, now)
-            return self.corrected(**parts)
+            return self.figures.corrected(**parts)
         with self._lock:
             self._roll(self._clock(), force=True)
             s = self._series.get((score, subject, segment))
             if s is None:
                 return None
             sums = self._rings.window(s, w, self._clock())
-        got = self.interval(SCORES[score], sums)
+        got = self.figures.interval(SCORES[score], sums)
         if got is None:
             return None
         return (*got, sums[N])
