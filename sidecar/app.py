@@ -37,7 +37,7 @@ from .join import Joiner
 from .judge.service import JudgeService, ScoreCallback
 from .lifecycle import STOP_STEP_S, Lifecycle, StopStep, run_stop_steps
 from .metrics import SidecarMetrics, set_created_series
-from .pipeline import BatchStats, DeadLetter, Pipeline, Tally, Verdict
+from .pipeline import BatchStats, DeadLetter, Pipeline, Tally, Verdict, settle_heap
 from .rules import RuleSet, RuleWatcher, bundled_path, load_rules, rule_files
 from .server import HttpServer
 from .settings import Settings
@@ -160,6 +160,7 @@ class App(Lifecycle):
         self._started = False
         self._last_turn = time.monotonic()
         self._seen: dict[str, int] = {}
+        self._heap_settled = False
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -414,8 +415,17 @@ class App(Lifecycle):
             return False
         async with self._checking:
             self._install(ruleset)
+        if self._heap_settled:
+            settle_heap()  # the replaced pipeline's cycles are collected, the new one frozen
         self.metrics.rule_reloads.labels("success").inc()
         return True
+
+    def settle_heap(self) -> None:
+        """Tune the process's garbage collector for checking (:func:`~sidecar.pipeline.settle_heap`)
+        now that the rules are loaded, and again after every reload. Process-wide, so it is for
+        the process that runs this app (``serve``), not for a library caller."""
+        settle_heap()
+        self._heap_settled = True
 
     def _watched(self) -> list[Path]:
         loaded = self.pipeline.ruleset.files if self.pipeline is not None else ()
@@ -473,6 +483,8 @@ async def serve(settings: Settings, *, app: Service | None = None) -> int:
             await app.start()
         except RuleSetError as exc:
             raise ConfigError(rules_error(exc)) from None
+        if isinstance(app, App) and settings.limits.tune_gc:
+            app.settle_heap()
         runner = asyncio.create_task(app.run(), name="batch-loop")
         stopper = asyncio.create_task(stop.wait(), name="stop-wait")
         done, _ = await asyncio.wait({runner, stopper}, return_when=asyncio.FIRST_COMPLETED)

@@ -515,7 +515,12 @@ def settle_heap() -> None:
     by reference counting). Everything alive now (modules, rules, automata, the refusal
     model) moves to the permanent generation, and the youngest generation is collected every
     :data:`YOUNG_COLLECTION_EVERY` allocations. Only cyclic garbage waits longer for its turn.
+
+    Call it again after the rules are replaced: it first returns the frozen heap to the
+    collector, so the replaced pipeline's reference cycles are freed by the full collection
+    that follows instead of staying frozen for good.
     """
+    gc.unfreeze()
     gc.collect()
     gc.freeze()
     _, middle, oldest = gc.get_threshold()

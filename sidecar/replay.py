@@ -84,7 +84,8 @@ def replay(
     except RuleSetError as exc:
         raise ConfigError(rules_error(exc)) from None
     pipeline = Pipeline(ruleset, timeouts_to_disable=settings.limits.check_timeouts_to_disable)
-    settle_heap()
+    if settings.limits.tune_gc:
+        settle_heap()
     tally = Tally()
     builder = None
     if report is not None:

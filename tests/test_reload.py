@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
+import weakref
 from pathlib import Path
 
+import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 
-from sidecar.app import App
+from sidecar.app import App, serve
 from sidecar.events import Event
-from sidecar.pipeline import Pipeline
+from sidecar.pipeline import YOUNG_COLLECTION_EVERY, Pipeline
 from sidecar.rules import load_rules
 from sidecar.settings import Settings
 from sidecar.sinks import Sink
@@ -140,3 +143,63 @@ async def test_a_file_added_to_a_rules_directory_is_picked_up(tmp_path: Path) ->
         await wait_until(
             lambda: app.pipeline is not None and [r.id for r in app.pipeline.rules] == ["a", "b"]
         )
+
+
+async def test_a_reload_after_the_heap_was_settled_frees_the_replaced_pipeline(
+    tmp_path: Path,
+) -> None:
+    """``serve`` freezes the heap once the rules are loaded (``limits.tune_gc``). A frozen
+    pipeline is never collected, so a reload must thaw it; otherwise every reload would leak
+    the replaced rules' reference cycles for good."""
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(RULE.format(id="first", value=5))
+    events = tmp_path / "events.jsonl"
+    events.write_text("")
+    settings = Settings(rules=[rules], reload_interval_s=0)
+    app = App(settings, source=FileSource(events), sink=Sink(), registry=CollectorRegistry())
+    threshold = gc.get_threshold()
+    try:
+        async with app:
+            app.settle_heap()
+            assert gc.get_freeze_count() > 0
+            assert gc.get_threshold()[0] == YOUNG_COLLECTION_EVERY
+            old = app.pipeline
+            assert old is not None
+            # A cycle through the pipeline, as closures and bound methods make: reference
+            # counting alone can never free it, only the collector.
+            cycle: list[object] = [old]
+            cycle.append(cycle)
+            old_ref = weakref.ref(old)
+            gc.collect()
+            gc.freeze()  # what settle_heap did to everything alive at the time
+            del old, cycle
+            rules.write_text(RULE.format(id="second", value=7))
+            assert await app.reload()
+            assert old_ref() is None, "the replaced pipeline stayed frozen"
+            assert app.pipeline is not None and [r.id for r in app.pipeline.rules] == ["second"]
+            assert gc.get_freeze_count() > 0  # the new rules are frozen in their turn
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*threshold)
+
+
+@pytest.mark.parametrize("tune_gc", [True, False])
+async def test_serve_settles_the_heap_once_the_rules_are_loaded_unless_told_not_to(
+    tmp_path: Path, tune_gc: bool
+) -> None:
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(RULE.format(id="first", value=5))
+    events = tmp_path / "events.jsonl"
+    events.write_text('{"id": "a", "response": "hi"}\n')
+    settings = Settings(rules=[rules], reload_interval_s=0, limits={"tune_gc": tune_gc})
+    app = App(settings, source=FileSource(events), sink=Sink(), registry=CollectorRegistry())
+    threshold = gc.get_threshold()
+    gc.unfreeze()
+    try:
+        assert await serve(settings, app=app) == 0
+        assert app.tally.events == 1
+        assert (gc.get_freeze_count() > 0) is tune_gc
+        assert (gc.get_threshold()[0] == YOUNG_COLLECTION_EVERY) is tune_gc
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*threshold)
