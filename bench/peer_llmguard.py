@@ -78,7 +78,8 @@ def peer_rules(rules_file: Path) -> dict[str, list[str]]:
 def sidecar_rate(
     events: Path, rules: Path, limit: int, repeat: int, *, tuned: bool = True
 ) -> tuple[int, float, float]:
-    from sidecar.pipeline import Pipeline, settle_heap
+    from sidecar.heap import settle_heap
+    from sidecar.pipeline import Pipeline
     from sidecar.rules import load_rules
     from sidecar.sources.file import read_batches
 

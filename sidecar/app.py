@@ -33,11 +33,12 @@ from .api import CheckApi
 from .checks.reachability import ProberCollector
 from .errors import ConfigError, RuleSetError, rules_error
 from .formats import Decoder
+from .heap import release_memory, settle_heap
 from .join import Joiner
 from .judge.service import JudgeService, ScoreCallback
 from .lifecycle import STOP_STEP_S, Lifecycle, StopStep, run_stop_steps
 from .metrics import SidecarMetrics, set_created_series
-from .pipeline import BatchStats, DeadLetter, Pipeline, Tally, Verdict, settle_heap
+from .pipeline import BatchStats, DeadLetter, Pipeline, Tally, Verdict
 from .rules import RuleSet, RuleWatcher, bundled_path, load_rules, rule_files
 from .server import HttpServer
 from .settings import Settings
@@ -417,11 +418,12 @@ class App(Lifecycle):
             self._install(ruleset)
         if self._heap_settled:
             settle_heap()  # the replaced pipeline's cycles are collected, the new one frozen
+        release_memory()
         self.metrics.rule_reloads.labels("success").inc()
         return True
 
     def settle_heap(self) -> None:
-        """Tune the process's garbage collector for checking (:func:`~sidecar.pipeline.settle_heap`)
+        """Tune the process's garbage collector for checking (:func:`~sidecar.heap.settle_heap`)
         now that the rules are loaded, and again after every reload. Process-wide, so it is for
         the process that runs this app (``serve``), not for a library caller."""
         settle_heap()

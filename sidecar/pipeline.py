@@ -9,7 +9,6 @@ a :class:`BatchStats` that the metrics layer adds to pre-bound counters once per
 
 from __future__ import annotations
 
-import gc
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -35,7 +34,6 @@ __all__ = [
     "Pipeline",
     "Tally",
     "Verdict",
-    "settle_heap",
 ]
 
 log = logging.getLogger(__name__)
@@ -500,31 +498,6 @@ class Pipeline:
             rule.id,
             timeouts,
         )
-
-
-YOUNG_COLLECTION_EVERY = 50_000
-"""Allocations between two collections of the youngest generation (Python's default: 700)."""
-
-
-def settle_heap() -> None:
-    """Tune the cyclic garbage collector for batch checking, once the rules are loaded.
-
-    A batch allocates a few objects per event and rule (events, outcomes, verdicts) that all
-    live until the batch is written, so with Python's default thresholds the collector runs
-    every few events and walks them again and again without finding garbage (they are freed
-    by reference counting). Everything alive now (modules, rules, automata, the refusal
-    model) moves to the permanent generation, and the youngest generation is collected every
-    :data:`YOUNG_COLLECTION_EVERY` allocations. Only cyclic garbage waits longer for its turn.
-
-    Call it again after the rules are replaced: it first returns the frozen heap to the
-    collector, so the replaced pipeline's reference cycles are freed by the full collection
-    that follows instead of staying frozen for good.
-    """
-    gc.unfreeze()
-    gc.collect()
-    gc.freeze()
-    _, middle, oldest = gc.get_threshold()
-    gc.set_threshold(YOUNG_COLLECTION_EVERY, middle, oldest)
 
 
 def _field_texts(events: Sequence[Event], field: str, max_chars: int) -> list[str | None]:

@@ -23,8 +23,9 @@ from prometheus_client import CollectorRegistry
 from .app import load_ruleset
 from .errors import ConfigError, RuleSetError, rules_error
 from .formats import Decoder
+from .heap import settle_heap
 from .join import Joiner
-from .pipeline import BatchStats, DeadLetter, Pipeline, Tally, Verdict, settle_heap
+from .pipeline import BatchStats, DeadLetter, Pipeline, Tally, Verdict
 from .settings import Settings
 from .sources.file import read_batches, read_framed_batches
 

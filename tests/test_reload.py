@@ -13,7 +13,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 from sidecar.app import App, serve
 from sidecar.events import Event
-from sidecar.pipeline import YOUNG_COLLECTION_EVERY, Pipeline
+from sidecar.heap import YOUNG_COLLECTION_EVERY
+from sidecar.pipeline import Pipeline
 from sidecar.rules import load_rules
 from sidecar.settings import Settings
 from sidecar.sinks import Sink
