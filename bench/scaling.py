@@ -1,15 +1,15 @@
-"""How throughput scales with consumer-group members: 1, 2, ... `llm-sidecar run` processes.
+"""How throughput scales with consumer-group members: `llm-sidecar run --workers N`.
 
     python bench/scaling.py [--events 120000] [--partitions 6] [--members 1,2]
                             [--rules rules/default.yaml]
 
 Produces N events of about 1 KB (the same generator as ``bench/throughput.py``) to a topic on
-the embedded broker, then for each member count starts that many ``llm-sidecar run`` processes
-in a fresh consumer group, exactly as a user would (its own group per count, so each count reads
-every event), and polls the group's committed offsets. The rate is taken between 10 % and 90 %
+the embedded broker, then for each member count N runs ``llm-sidecar run --workers N`` (plain
+``run`` for 1) in a fresh consumer group, exactly as a user would (its own group per count, so
+each count reads every event), and polls the group's committed offsets. The rate is taken between 10 % and 90 %
 of the events committed, so process start, the group join and the last commit are not counted;
 the broker's raw ``getmany`` rate on the same topic is measured beside it. Also prints each
-count's CPU seconds per event (all its processes, from /proc) and the speed-up over one member.
+count's CPU seconds per event (the workers', from /proc) and the speed-up over one member.
 
 The broker shares the machine's cores with the members: on a 2-core machine two members and the
 broker compete for two cores, so the figure is what one such machine gives, not a per-core
@@ -68,21 +68,24 @@ async def committed(consumer: AIOKafkaConsumer, partitions: list[TopicPartition]
     return total
 
 
-def start_members(members: int, env: dict[str, str], logs: Path) -> list[subprocess.Popen[bytes]]:
-    """``llm-sidecar run`` processes, each logging to ``logs/member-N.log``."""
-    procs = []
-    for i in range(members):
-        with open(logs / f"member-{i}.log", "wb") as log:
-            procs.append(
-                subprocess.Popen(
-                    [sys.executable, "-m", "sidecar", "run"],
-                    env=env,
-                    cwd=logs,
-                    stdout=subprocess.DEVNULL,
-                    stderr=log,
-                )
-            )
-    return procs
+def start_members(members: int, env: dict[str, str], logs: Path) -> subprocess.Popen[bytes]:
+    """``llm-sidecar run --workers N``, logging to ``logs/run.log``."""
+    with open(logs / "run.log", "wb") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "sidecar", "run", "--workers", str(members)],
+            env=env,
+            cwd=logs,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
+
+
+def workers_of(proc: subprocess.Popen[bytes], members: int) -> list[int]:
+    """The pids that check: the process itself, or its children with ``--workers``."""
+    if members == 1:
+        return [proc.pid]
+    with open(f"/proc/{proc.pid}/task/{proc.pid}/children", encoding="ascii") as f:
+        return [int(pid) for pid in f.read().split()]
 
 
 async def members_rate(
@@ -106,30 +109,27 @@ async def members_rate(
     probe = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
     await probe.start()
     with tempfile.TemporaryDirectory() as tmp:
-        procs = start_members(members, env, Path(tmp))
+        proc = start_members(members, env, Path(tmp))
         try:
             marks: dict[str, tuple[float, int, float]] = {}
             deadline = time.monotonic() + 600
             while "end" not in marks:
                 if time.monotonic() > deadline:
                     raise SystemExit("the members did not commit every event within 10 minutes")
-                for i, p in enumerate(procs):
-                    if p.poll() is not None:
-                        log = (Path(tmp) / f"member-{i}.log").read_text()[-2000:]
-                        raise SystemExit(f"member {i} exited with {p.returncode}:\n{log}")
+                if proc.poll() is not None:
+                    log = (Path(tmp) / "run.log").read_text()[-2000:]
+                    raise SystemExit(f"run exited with {proc.returncode}:\n{log}")
                 done = await committed(probe, tps)
-                cpu = sum(cpu_seconds(p.pid) for p in procs)
                 now = time.perf_counter()
                 if "start" not in marks and done >= 0.1 * n:
-                    marks["start"] = (now, done, cpu)
+                    pids = workers_of(proc, members)
+                    marks["start"] = (now, done, sum(map(cpu_seconds, pids)))
                 elif "start" in marks and done >= 0.9 * n:
-                    marks["end"] = (now, done, cpu)
+                    marks["end"] = (now, done, sum(map(cpu_seconds, pids)))
                 await asyncio.sleep(0.05)
         finally:
-            for p in procs:
-                p.terminate()
-            for p in procs:
-                p.wait(30)
+            proc.terminate()
+            proc.wait(60)
             await probe.stop()
     (t0, d0, c0), (t1, d1, c1) = marks["start"], marks["end"]
     return (d1 - d0) / (t1 - t0), (c1 - c0) / (d1 - d0)

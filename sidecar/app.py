@@ -92,7 +92,9 @@ class App(Lifecycle):
         sink: Sink | None = None,
         registry: CollectorRegistry | None = None,
         serve_http: bool = True,
+        judge_share: int = 1,
     ) -> None:
+        """``judge_share``: processes splitting the judge budgets (``run --workers``)."""
         self.settings = settings
         self.registry = registry if registry is not None else CollectorRegistry()
         set_created_series(settings.windows.export.created_series)
@@ -139,7 +141,9 @@ class App(Lifecycle):
         self.judge: JudgeService | None = None
         self.publish_samples = judge_topic is not None
         if settings.judge.enabled:
-            self.judge = JudgeService(settings.judge, self.registry, on_scores=self._on_scores)
+            self.judge = JudgeService(
+                settings.judge, self.registry, on_scores=self._on_scores, share=judge_share
+            )
             if not self.publish_samples:
                 self.listeners.append(self.judge.submit)
         self.score_listeners: list[ScoreCallback] = []

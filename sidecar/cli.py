@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from . import __version__
-from .errors import ConfigError, EmbeddedBrokerError, RuleSetError, SidecarError
+from .errors import ConfigError, EmbeddedBrokerError, RuleSetError, SidecarError, rules_error
 from .formats.config import FORMATS
 from .settings import Settings, load_settings
 
@@ -55,6 +55,31 @@ def _port(text: str) -> int:
 
 
 MAX_DEMO_PARTITIONS = 64
+
+
+def _workers(text: str) -> int:
+    from .workers import MAX_WORKERS
+
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= n <= MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_WORKERS}, not {n}")
+    return n
+
+
+def _worker(text: str) -> tuple[int, int]:
+    """``I/N``: this process is worker I of N (set by ``run --workers``)."""
+    index, _, count = text.partition("/")
+    try:
+        i, n = int(index), int(count)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not I/N") from None
+    if not 0 <= i < n:
+        raise argparse.ArgumentTypeError(f"{text!r}: I must be between 0 and N-1")
+    return i, n
+
 
 _SETTINGS_HELP = """\
 settings come from LLM_SIDECAR_* environment variables (nested with __, e.g.
@@ -111,6 +136,14 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=text,
     )
     run.add_argument("--config", type=Path, help="YAML settings file (environment overrides it)")
+    run.add_argument(
+        "--workers",
+        type=_workers,
+        default=1,
+        help="check processes to start in the consumer group (Kafka only; default 1): "
+        "worker i serves HTTP on http.port + i, the judge budgets are divided among them",
+    )
+    run.add_argument("--worker", type=_worker, default=None, help=argparse.SUPPRESS)
 
     demo = sub.add_parser(
         "demo",
@@ -220,6 +253,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: what log collectors parse without a custom regex."""
 
+    def __init__(self, worker: str | None = None) -> None:
+        super().__init__()
+        self.worker = worker
+
     def format(self, record: logging.LogRecord) -> str:
         doc = {
             "ts": self.formatTime(record),
@@ -227,18 +264,26 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "msg": record.getMessage(),
         }
+        if self.worker is not None:
+            doc["worker"] = self.worker
         if record.exc_info:
             doc["exc"] = self.formatException(record.exc_info)
         return json.dumps(doc, ensure_ascii=False)
 
 
-def _setup_logging(settings: Settings | None, override: str | None) -> None:
+def _setup_logging(
+    settings: Settings | None, override: str | None, *, worker: str | None = None
+) -> None:
+    """Log to stderr; a worker of ``run --workers`` names itself in every line."""
     level = override or (settings.log_level if settings else "INFO")
     handler = logging.StreamHandler(sys.stderr)
     if settings is not None and settings.log_format == "json":
-        handler.setFormatter(JsonFormatter())
+        handler.setFormatter(JsonFormatter(worker))
     else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s"))
+        who = "" if worker is None else f"[worker {worker}] "
+        handler.setFormatter(
+            logging.Formatter(f"%(asctime)s %(levelname)-7s {who}%(name)s: %(message)s")
+        )
     logging.basicConfig(level=level, handlers=[handler], force=True)
     # aiokafka logs every rebalance step at INFO; keep it for debugging only.
     logging.getLogger("aiokafka").setLevel(max(logging.getLevelName(level), logging.WARNING))
@@ -268,11 +313,20 @@ def _dispatch(args: argparse.Namespace) -> int:
             fmt=args.format,
         )
     if cmd == "run":
-        from .app import serve
+        from .app import App, serve
+        from .workers import run_workers, worker_settings
 
         settings = load_settings(args.config)
-        _setup_logging(settings, args.log_level)
-        return asyncio.run(serve(settings))
+        index, workers = args.worker or (0, 1)
+        _setup_logging(settings, args.log_level, worker=f"{index}" if workers > 1 else None)
+        if args.workers > 1:
+            _check_rules(settings)  # once, before any worker starts
+            passed = ["--config", str(args.config)] if args.config else []
+            if args.log_level:
+                passed += ["--log-level", args.log_level]
+            return run_workers(settings, args.workers, passed)
+        settings = worker_settings(settings, index, workers)
+        return asyncio.run(serve(settings, app=App(settings, judge_share=workers)))
     if cmd == "judge":
         from .app import serve
         from .judge.worker import JudgeWorker
@@ -297,6 +351,16 @@ def _dispatch(args: argparse.Namespace) -> int:
             )
         )
     raise ConfigError(f"unknown command {cmd}")  # argparse prevents this
+
+
+def _check_rules(settings: Settings) -> None:
+    """Load the rules once, as ``run`` would, to fail with the same message before forking."""
+    from .app import load_ruleset
+
+    try:
+        load_ruleset(settings)
+    except RuleSetError as exc:
+        raise ConfigError(rules_error(exc)) from None
 
 
 def _validate(args: argparse.Namespace) -> int:

@@ -307,6 +307,16 @@ BAD_INPUTS: list[tuple[list[str], dict[str, str], int, str]] = [
     (["replay", "-"], {"LLM_SIDECAR_RULES": "/etc/llm-sidecar/nope"}, 2, "/etc/llm-sidecar/nope"),
     (["replay", "-", "--config", "{tmp}"], {}, 2, "does not exist"),
     (["judge"], {}, 2, "llm-sidecar judge needs judge.topic"),
+    (["run", "--workers", "0"], {}, 2, "argument --workers: must be between 1 and 64, not 0"),
+    (["run", "--workers", "two"], {}, 2, "argument --workers: 'two' is not a whole number"),
+    (["run", "--workers", "2"], {"LLM_SIDECAR_SOURCE": "mqtt"}, 2, "run --workers needs source"),
+    (["run", "--workers", "2", "--config", "{bad_rule_run}"], {}, 2, "params.value: Input"),
+    (
+        ["run", "--workers", "3"],
+        {"LLM_SIDECAR_HTTP__PORT": "65534"},
+        2,
+        "ports 65534-65536; ports end at 65535",
+    ),
     (["judge", "--config", MISSING], {}, 2, "does not exist"),
     (["validate", MISSING], {}, 2, f"no such file or directory: {MISSING}"),
     (["validate"], {}, 2, "the following arguments are required: paths"),
@@ -327,11 +337,15 @@ def bad_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         "empty_yaml": "",
         "bad_rule": "rules:\n  - {id: r1, check: length_less_than, params: {value: many}}\n",
     }
+    rule = d / "bad_rule.yaml"
+    # run reads rules from its settings: a --config that points at the bad rule file
+    (d / "bad_rule_run.yaml").write_text(f"rules: [{rule}]\n")
     out = {"tmp": str(d)}
     for name, text in files.items():
         path = d / f"{name}.yaml"
         path.write_text(text)
         out[name] = str(path)
+    out["bad_rule_run"] = str(d / "bad_rule_run.yaml")
     return out
 
 
@@ -382,6 +396,7 @@ def test_readme_synopsis_lists_every_option_of_every_command() -> None:
         options = {
             o
             for action in sub._actions
+            if action.help != argparse.SUPPRESS  # internal, e.g. run --worker I/N
             for o in action.option_strings
             if o.startswith("--") and o not in ("--help", "--log-level")
         }

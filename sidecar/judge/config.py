@@ -183,16 +183,18 @@ class JudgeSettings(_Section):
                 return rate
         return self.sample_rate
 
-    def worker_share(self) -> JudgeSettings:
-        """These settings with the budgets divided among ``workers`` (one worker's share)."""
-        if self.workers == 1:
+    def worker_share(self, workers: int | None = None) -> JudgeSettings:
+        """These settings with the budgets divided among ``workers`` (default: the scale-out
+        ``workers`` setting): one worker's share."""
+        n = self.workers if workers is None else workers
+        if n == 1:
             return self
         tokens = self.max_tokens_per_minute
         requests = self.max_requests_per_s
         return self.model_copy(
             update={
-                "max_tokens_per_minute": None if tokens is None else max(1, tokens // self.workers),
-                "max_requests_per_s": None if requests is None else requests / self.workers,
+                "max_tokens_per_minute": None if tokens is None else max(1, tokens // n),
+                "max_requests_per_s": None if requests is None else requests / n,
             }
         )
 

@@ -386,11 +386,14 @@ class JudgeService(Lifecycle):
         transport: httpx.AsyncBaseTransport | None = None,
         clock: Callable[[], float] = time.monotonic,
         worker: bool = False,
+        share: int = 1,
     ) -> None:
         self.base_settings = settings
-        # A scale-out worker enforces its share of the budgets (judge.workers).
+        # A scale-out worker enforces its share of the budgets (judge.workers); one of the
+        # processes of `run --workers N` enforces 1/N (share).
         self.worker = worker
-        settings = settings.worker_share() if worker else settings
+        self.share = share
+        settings = settings.worker_share(None if worker else share)
         self.settings = settings
         self.on_scores = on_scores
         self.metrics = JudgeMetrics(registry)
@@ -468,8 +471,7 @@ class JudgeService(Lifecycle):
         except ConfigError as exc:
             log.error("judge settings in the rules ignored: %s", exc)
             return False
-        if self.worker:
-            settings = settings.worker_share()
+        settings = settings.worker_share(None if self.worker else self.share)
         self.settings = settings
         self._metrics = tuple(settings.metrics)
         self._by_features = {}

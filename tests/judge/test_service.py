@@ -301,6 +301,30 @@ def test_each_worker_enforces_its_share_of_the_budgets(judge_settings: Make) -> 
         judge_settings(batch_timeout_s=300)  # not below the consumer's max poll interval
 
 
+def test_each_process_of_run_workers_enforces_its_share_of_the_in_process_budgets(
+    judge_settings: Make,
+) -> None:
+    from sidecar.app import App
+    from sidecar.settings import Settings
+    from sidecar.sinks import Sink
+    from sidecar.sources.file import FileSource
+
+    s = judge_settings(max_tokens_per_minute=9000, max_requests_per_s=6.0)
+    settings = Settings(judge=s)
+    app = App(
+        settings, source=FileSource(Path("/dev/null")), sink=Sink(), serve_http=False, judge_share=3
+    )
+    assert app.judge is not None
+    assert app.judge.token_budget.per_minute == 3000
+    assert app.judge.request_budget.rate == 2.0
+    # Budgets set in rule files are shared the same way.
+    assert app.judge.apply_rules(RuleSet((), "v2", (), {"max_tokens_per_minute": 600}))
+    assert app.judge.token_budget.per_minute == 200
+    # One process alone keeps the whole budget.
+    alone = App(settings, source=FileSource(Path("/dev/null")), sink=Sink(), serve_http=False)
+    assert alone.judge is not None and alone.judge.token_budget.per_minute == 9000
+
+
 async def test_a_worker_batch_stops_at_its_time_cap_and_returns_the_rest(
     judge: ScriptedJudge, judge_settings: Make
 ) -> None:

@@ -1,0 +1,156 @@
+"""``llm-sidecar run --workers N`` as a real process tree against the embedded broker."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from sidecar.embedded import EmbeddedBroker
+from tests.conftest import event_line, produce
+from tests.integration.test_delivery import verdict_ids, wait_for_log, write_config
+
+pytestmark = pytest.mark.integration
+
+PARTITIONS = 4
+RUN = [sys.executable, "-m", "sidecar", "run"]
+
+
+def two_free_ports() -> int:
+    """A port p such that p and p + 1 are both free now."""
+    for _ in range(100):
+        with socket.socket() as a:
+            a.bind(("127.0.0.1", 0))
+            port = a.getsockname()[1]
+            if port >= 65535:
+                continue
+            with socket.socket() as b:
+                try:
+                    b.bind(("127.0.0.1", port + 1))
+                except OSError:
+                    continue
+        return port
+    raise AssertionError("no two consecutive free ports")
+
+
+def start_workers(config: Path, workers: int) -> subprocess.Popen[bytes]:
+    with open(config.with_suffix(".log"), "ab") as log:
+        return subprocess.Popen(
+            [*RUN, "--config", str(config), "--workers", str(workers), "--log-level", "INFO"],
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+
+
+def worker_config(tmp_path: Path, broker: EmbeddedBroker, topic: str, verdicts: str) -> Path:
+    config = write_config(tmp_path / "c.yaml", broker.bootstrap_servers, topic, verdicts, "g-w")
+    doc = yaml.safe_load(config.read_text())
+    doc["http"]["port"] = two_free_ports()
+    config.write_text(yaml.safe_dump(doc))
+    return config
+
+
+def events_checked(port: int) -> float:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
+        text = resp.read().decode()
+    return sum(
+        float(m.group(1))
+        for m in re.finditer(r"^llm_sidecar_events_total\{[^}]*\} (\S+)$", text, re.M)
+    )
+
+
+def assignments(log: Path) -> dict[str, set[str]]:
+    """Each worker's latest assignment, from its log lines."""
+    latest: dict[str, set[str]] = {}
+    for m in re.finditer(
+        r"\[worker (\d+)\] \S+: partitions assigned: (.*)$", log.read_text(), re.M
+    ):
+        latest[m.group(1)] = {p.strip() for p in m.group(2).split(",") if p.strip()}
+    return latest
+
+
+async def split_between(log: Path, workers: int, timeout: float = 60) -> dict[str, set[str]]:
+    """Wait until the group's rebalance gave every worker partitions, none twice."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while loop.time() < deadline:
+        latest = assignments(log) if log.exists() else {}
+        parts = [p for ps in latest.values() for p in ps]
+        split = len(latest) == workers and all(latest.values())
+        if split and len(parts) == len(set(parts)) == PARTITIONS:
+            return latest
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"the partitions were not split: {log.read_text()[-3000:]}")
+
+
+async def test_two_workers_split_the_partitions_check_every_event_and_stop_cleanly(
+    broker: EmbeddedBroker, topic_factory: Any, tmp_path: Path
+) -> None:
+    topic = await topic_factory(partitions=PARTITIONS)
+    verdicts = await topic_factory(prefix="verdicts")
+    config = worker_config(tmp_path, broker, topic, verdicts)
+    port = yaml.safe_load(config.read_text())["http"]["port"]
+    log = config.with_suffix(".log")
+    proc = start_workers(config, 2)
+    try:
+        await wait_for_log(log, "started 2 workers")
+        await split_between(log, 2)
+        n = 400
+        await produce(
+            broker.bootstrap_servers, topic, [event_line(i) for i in range(n)], PARTITIONS
+        )
+        ids = await verdict_ids(broker.bootstrap_servers, verdicts, n, timeout=60)
+        assert set(ids) == {f"e-{i:06d}" for i in range(n)}
+        # Each worker serves its own /metrics, on http.port + i, and each checked its share.
+        await asyncio.sleep(0.5)
+        counts = [events_checked(port), events_checked(port + 1)]
+        assert all(c > 0 for c in counts), counts
+        assert sum(counts) >= n
+        # SIGHUP reaches every worker: both reload their rules.
+        proc.send_signal(signal.SIGHUP)
+        for w in ("0", "1"):
+            await wait_for_log(log, f"[worker {w}] sidecar.app: loaded", count=2)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = await asyncio.to_thread(proc.wait, 40)
+    text = log.read_text()
+    assert code == 0, text[-3000:]
+    pids = [int(p) for p in re.search(r"started 2 workers \(pids ([\d, ]+)\)", text)[1].split(",")]
+    for pid in pids:  # reaped by the parent
+        assert not Path(f"/proc/{pid}").exists()
+    assert "Traceback" not in text
+
+
+async def test_a_worker_that_dies_stops_the_others_and_the_parent_fails(
+    broker: EmbeddedBroker, topic_factory: Any, tmp_path: Path
+) -> None:
+    topic = await topic_factory(partitions=PARTITIONS)
+    verdicts = await topic_factory(prefix="verdicts")
+    config = worker_config(tmp_path, broker, topic, verdicts)
+    log = config.with_suffix(".log")
+    proc = start_workers(config, 2)
+    try:
+        await wait_for_log(log, "started 2 workers")
+        await split_between(log, 2)
+        text = log.read_text()
+        pids = re.search(r"started 2 workers \(pids ([\d, ]+)\)", text)[1].split(",")
+        os.kill(int(pids[1]), signal.SIGKILL)
+        code = await asyncio.to_thread(proc.wait, 40)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    text = log.read_text()
+    assert code == 1, text[-3000:]
+    assert re.search(r"worker 1 \(pid \d+\) exited with status -9; stopping the other", text)
+    assert not Path(f"/proc/{int(pids[0])}").exists()
