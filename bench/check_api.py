@@ -92,6 +92,7 @@ async def serve_sidecar(port: int, rules: list[str]) -> None:
     )
     app = App(settings, source=FileSource(empty), sink=Sink(), registry=CollectorRegistry())
     await app.start()
+    app.settle_heap()  # as `llm-sidecar run` does (limits.tune_gc)
     try:
         await asyncio.Event().wait()
     finally:
