@@ -162,7 +162,15 @@ _DISCLAIMER_OPENINGS = (
     "i'm an ai",
     "i am an ai",
 )
-_DISCLAIMER_ENDINGS = ("condone", "encourage", "endorse", "point out that", "inform you that")
+_DISCLAIMER_ENDINGS = (
+    "condone",
+    "encourage",
+    "endorse",
+    "promote",
+    "point out that",
+    "inform you that",
+    "remind you that",
+)
 
 ANSWER_MIN_CHARS = 150
 """What follows a disclaimer's pivot must be at least this long (or a list) to be an answer."""
@@ -497,6 +505,12 @@ DEFAULT_PHRASES: tuple[str, ...] = (
     "i don't think it would be appropriate",
     "i must point out that",
     "i must inform you that",
+    "i must remind you that",
+    "i'm not here to help",
+    "i am not here to help",
+    "i'm not one to condone",
+    "i'm not one to encourage",
+    "i'm not one to promote",
     "i would strongly advise against",
     "i strongly advise against",
     "i strongly discourage",
