@@ -261,9 +261,18 @@ class ExportSettings(_Section):
     series (``detector_*{subject="robustness:<category>"}``) follow
     ``adversarial_robustness_judged``: the corrected robustness itself stays per segment."""
     cumulative_scores: list[str] = Field(
-        default_factory=lambda: ["adversarial_robustness", "judge_score", "leakage_risk"]
+        default_factory=lambda: [
+            "adversarial_robustness",
+            "adversarial_robustness_judged",
+            "detector_precision",
+            "judge_score",
+            "leakage_risk",
+        ]
     )
-    """Scores whose cumulative counters (``llm_sidecar_score_*_total``) are exported."""
+    """Scores whose cumulative counters (``llm_sidecar_score_*_total``) are exported. The
+    judged share and the detectors' precision are what the recording rule
+    ``llm_sidecar:adversarial_robustness_corrected:1h`` corrects the robustness with across
+    replicas, workers and scale-out judge workers."""
     created_series: bool = False
     """The ``_created`` timestamp series prometheus_client adds to counters and histograms."""
 

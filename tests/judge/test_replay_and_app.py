@@ -282,6 +282,29 @@ async def test_app_corrects_robustness_with_the_judge_on_a_weighted_sample(
             got = figure("adversarial_robustness_corrected")
             assert got is not None
             assert abs(got - expected) < 1e-9
+
+            # The cumulative counters carry what the recording rule
+            # llm_sidecar:adversarial_robustness_corrected:1h needs to get the same figure
+            # across processes: q * (judge-refused weight) / (cheap-refused weight).
+            def total(name: str, score: str, subject: str = "basic") -> float:
+                value = registry.get_sample_value(
+                    f"llm_sidecar_score_{name}_total",
+                    {"score": score, "subject": subject, "route": "*", "model": "*"}
+                    | {"tenant": "*"},
+                )
+                assert value is not None, (name, score, subject)
+                return value
+
+            q = total("weighted_value", "adversarial_robustness") / total(
+                "weight", "adversarial_robustness"
+            )
+            fleet = (
+                q
+                * total("weighted_value", "adversarial_robustness_judged")
+                / total("weight", "detector_precision", "robustness:basic")
+            )
+            assert abs(min(fleet, 1.0) - got) < 1e-9
+            assert total("observations", "adversarial_robustness_judged") == len(picked)
             # the pooled refusal detector and the per-category one saw the same judged probes
             for score in ("detector_precision", "detector_recall"):
                 pooled = registry.get_sample_value(

@@ -32,6 +32,8 @@ def test_every_required_alert_is_defined_with_severity_and_annotations() -> None
     assert alert_names() >= REQUIRED
     for group in doc["groups"]:
         for rule in group["rules"]:
+            if "record" in rule:
+                continue  # recording rules: their unit tests are below
             assert rule["labels"]["severity"] in {"info", "warning", "critical"}
             assert rule["annotations"]["summary"]
             assert rule["annotations"]["description"]
@@ -66,3 +68,17 @@ def test_promtool_test_rules() -> None:
         cwd=UNIT_TESTS.parent,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_every_recording_rule_has_a_unit_test_of_its_value() -> None:
+    rules = yaml.safe_load(ALERTS.read_text(encoding="utf-8"))
+    recorded = {r["record"] for g in rules["groups"] for r in g["rules"] if "record" in r}
+    assert recorded, "the rule file records the fleet-wide corrected robustness"
+    doc = yaml.safe_load(UNIT_TESTS.read_text(encoding="utf-8"))
+    tested = " ".join(
+        case["expr"]
+        for test in doc["tests"]
+        for case in test.get("promql_expr_test", [])
+        if case.get("exp_samples")
+    )
+    assert all(name in tested for name in recorded)
