@@ -175,6 +175,7 @@ async def main() -> None:
             stdout=subprocess.PIPE,
         )
         await app.start()
+        app.settle_heap()  # as `llm-sidecar run` does (limits.tune_gc)
         runner = asyncio.create_task(app.run())
         try:
             assert baseline.stdout is not None
