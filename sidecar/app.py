@@ -37,6 +37,7 @@ from .heap import release_memory, settle_heap
 from .join import Joiner
 from .judge.service import JudgeService, ScoreCallback
 from .lifecycle import STOP_STEP_S, Lifecycle, StopStep, run_stop_steps
+from .logs import LogBudget
 from .metrics import SidecarMetrics, set_created_series
 from .pipeline import BatchStats, DeadLetter, Pipeline, Tally, Verdict
 from .rules import RuleSet, RuleWatcher, bundled_path, load_rules, rule_files
@@ -166,6 +167,8 @@ class App(Lifecycle):
         self._last_turn = time.monotonic()
         self._seen: dict[str, int] = {}
         self._heap_settled = False
+        # The first 10 dead letters a minute are logged one by one, the rest summed up.
+        self._dead_logs = LogBudget("dead letters", log)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -206,6 +209,7 @@ class App(Lifecycle):
             ("sink", self.sink.stop, STOP_STEP_S),
         ]
         await run_stop_steps(steps, log)
+        self._dead_logs.flush()
         self._started = False
 
     async def _stop_reload(self) -> None:
@@ -329,15 +333,19 @@ class App(Lifecycle):
             m.spans_skipped.labels(reason).inc(n)
         self.tally.add_skipped(skipped)
         m.observe_batch(stats, verdicts)
+        dead_logs = self._dead_logs
         for d in dead:
-            m.dead_letters.labels(d.error.reason.value).inc()
-            log.warning(
-                "dead letter %s[%d]@%d: %s",
-                d.record.topic,
-                d.record.partition,
-                d.record.offset,
-                d.error,
-            )
+            reason = d.error.reason.value
+            m.dead_letters.labels(reason).inc()
+            if dead_logs.allow(reason):
+                log.warning(
+                    "dead letter %s[%d]@%d: %s",
+                    d.record.topic,
+                    d.record.partition,
+                    d.record.offset,
+                    d.error,
+                )
+        dead_logs.tick()  # the summary of a burst comes once its minute is over
         self.tally.add(pipeline.rules, stats, dead)
 
     def _export_progress(self) -> None:
