@@ -161,6 +161,8 @@ class Pipeline:
         self._absent: dict[int, CheckResult] = {}
         """Per rule whose result without any of its patterns is fixed: that result, made
         once per pipeline (not per batch: a batch of one event is the inline API's case)."""
+        self._absent_outcomes: dict[int, Outcome] = {}
+        """The same as outcomes."""
 
     def process(
         self,
@@ -316,7 +318,7 @@ class Pipeline:
             if got is None or any(lo <= h < hi for h in got):
                 calls.append(j)
                 positions.append(at)
-        absent = self._outcome(rule, self._absent_result(i))
+        absent = self._absent_outcome(i)
         if everywhere:
             column = [absent] * n
         else:
@@ -339,6 +341,16 @@ class Pipeline:
                 if j not in evaluated:
                     failed[j] = True
         return column, everywhere and stop is None
+
+    def _absent_outcome(self, i: int) -> Outcome:
+        """Rule i's outcome on a text in which none of its patterns occur (one instance for
+        every such event: outcomes are never modified once made)."""
+        outcome = self._absent_outcomes.get(i)
+        if outcome is None:
+            outcome = self._absent_outcomes[i] = self._outcome(
+                self.rules[i], self._absent_result(i)
+            )
+        return outcome
 
     def _absent_result(self, i: int) -> CheckResult:
         """Rule i's result on a text in which none of its patterns occur (fixed for it)."""
@@ -376,6 +388,10 @@ class Pipeline:
         which counts as a call that returned (it ends a run of timeouts). Returns the place
         at which the rule was disabled (its later events get no outcome), or None."""
         rule = self.rules[i]
+        if not calls:  # every event had its outcome without a call (the usual case)
+            if track and positions is not None and total:
+                rule.consecutive_timeouts = 0  # which ends a run of timeouts
+            return None
         check = rule.check
         call = self._caller(i, hits, found)
         expect, passed, rid = rule.expect, rule.passed, rule.id
