@@ -162,7 +162,7 @@ class Pipeline:
         """Per rule whose result without any of its patterns is fixed: that result, made
         once per pipeline (not per batch: a batch of one event is the inline API's case)."""
         self._absent_outcomes: dict[int, Outcome] = {}
-        """The same as outcomes."""
+        """The outcomes of those results, also made once per pipeline."""
 
     def process(
         self,

@@ -8,9 +8,8 @@ Each worker is an ordinary ``llm-sidecar run`` process with the same settings: i
 group, checks and commits its partitions, and serves its own ``/metrics``, ``/healthz``,
 ``/readyz`` and ``/v1/check`` on ``http.port + i`` (worker ``i`` of ``0..N-1``); a static member
 id (``kafka.group_instance_id``) gets ``-i`` appended, so the workers do not fence each other.
-The in-process
-judge's budgets (``judge.max_requests_per_s``, ``judge.max_tokens_per_minute``) are divided
-among the workers, so N workers spend what one would. The parent only supervises:
+The in-process judge's budgets (``judge.max_requests_per_s``, ``judge.max_tokens_per_minute``)
+are divided among the workers, so N workers spend what one would. The parent only supervises:
 
 * SIGTERM or SIGINT goes to every worker, which drains and commits as ``run`` does; the parent
   exits once all have, with 0 if all did;
@@ -138,7 +137,8 @@ def run_workers(settings: Settings, workers: int, run_args: Sequence[str]) -> in
                         log.error("worker pid %d did not stop in time; killing it", proc.pid)
                         proc.kill()
                         proc.wait()
-            time.sleep(POLL_S)
+            if len(exited) < len(procs):
+                time.sleep(POLL_S)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
