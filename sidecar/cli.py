@@ -11,7 +11,7 @@ import asyncio
 import json
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -19,6 +19,7 @@ from . import __version__
 from .errors import ConfigError, EmbeddedBrokerError, RuleSetError, SidecarError, rules_error
 from .formats.config import FORMATS
 from .settings import Settings, load_settings
+from .workers import MAX_WORKERS
 
 __all__ = ["main"]
 
@@ -34,14 +35,19 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"llm-sidecar: error: {message} (see {self.prog} --help)\n")
 
 
-def _partitions(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not 1 <= n <= MAX_DEMO_PARTITIONS:
-        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_DEMO_PARTITIONS}, not {n}")
-    return n
+def _whole_number(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number from ``low`` to ``high``."""
+
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= n <= high:
+            raise argparse.ArgumentTypeError(f"must be between {low} and {high}, not {n}")
+        return n
+
+    return parse
 
 
 def _port(text: str) -> int:
@@ -55,18 +61,6 @@ def _port(text: str) -> int:
 
 
 MAX_DEMO_PARTITIONS = 64
-
-
-def _workers(text: str) -> int:
-    from .workers import MAX_WORKERS
-
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not 1 <= n <= MAX_WORKERS:
-        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_WORKERS}, not {n}")
-    return n
 
 
 def _worker(text: str) -> tuple[int, int]:
@@ -138,7 +132,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--config", type=Path, help="YAML settings file (environment overrides it)")
     run.add_argument(
         "--workers",
-        type=_workers,
+        type=_whole_number(1, MAX_WORKERS),
         default=1,
         help="check processes to start in the consumer group (Kafka only; default 1): "
         "worker i serves HTTP on http.port + i, the judge budgets are divided among them",
@@ -164,7 +158,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--once", action="store_true", help="exit 0 once the stream is drained")
     demo.add_argument(
         "--partitions",
-        type=_partitions,
+        type=_whole_number(1, MAX_DEMO_PARTITIONS),
         default=3,
         help=f"partitions of the demo topic, 1 to {MAX_DEMO_PARTITIONS} (default 3)",
     )
