@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
+import urllib.request
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
@@ -168,3 +170,11 @@ async def running() -> AsyncIterator[Callable[..., Any]]:
             await asyncio.wait_for(task, 10)
         finally:
             await app.stop()
+
+
+def scraped_total(port: int, metric: str) -> float:
+    """The sum over every label set of ``metric`` on the /metrics page served at ``port``."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as resp:
+        text = resp.read().decode()
+    pattern = rf"^{re.escape(metric)}(?:\{{[^}}]*\}})? (\S+)$"
+    return sum(float(m.group(1)) for m in re.finditer(pattern, text, re.M))

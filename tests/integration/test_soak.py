@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ import pytest
 import yaml
 
 from sidecar.embedded import EmbeddedBroker, free_port
-from tests.conftest import produce
+from tests.conftest import produce, scraped_total
 
 pytestmark = pytest.mark.integration
 
@@ -48,20 +47,14 @@ def malformed(i: int) -> list[bytes]:
     ]
 
 
+DEAD_LETTERS = "llm_sidecar_dead_letters_total"
+
+
 def rss_mb(pid: int) -> float:
     status = Path(f"/proc/{pid}/status").read_text()
     match = re.search(r"VmRSS:\s+(\d+) kB", status)
     assert match, status
     return int(match.group(1)) / 1024
-
-
-def dead_letters(port: int) -> float:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
-        text = r.read().decode()
-    return sum(
-        float(m.group(1))
-        for m in re.finditer(r"^llm_sidecar_dead_letters_total\{[^}]*\} (\S+)$", text, re.M)
-    )
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc for RSS")
@@ -116,7 +109,9 @@ async def test_waves_of_malformed_records_do_not_grow_memory(
             deadline = time.monotonic() + 60
             while True:
                 try:
-                    if await asyncio.to_thread(dead_letters, port) >= per_wave * (wave + 1):
+                    if await asyncio.to_thread(scraped_total, port, DEAD_LETTERS) >= per_wave * (
+                        wave + 1
+                    ):
                         break
                 except OSError:
                     pass

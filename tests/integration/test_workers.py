@@ -9,7 +9,6 @@ import signal
 import socket
 import subprocess
 import sys
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ import pytest
 import yaml
 
 from sidecar.embedded import EmbeddedBroker
-from tests.conftest import event_line, produce
+from tests.conftest import event_line, produce, scraped_total
 from tests.integration.test_delivery import verdict_ids, wait_for_log, write_config
 
 pytestmark = pytest.mark.integration
@@ -59,15 +58,6 @@ def worker_config(tmp_path: Path, broker: EmbeddedBroker, topic: str, verdicts: 
     doc["http"]["port"] = two_free_ports()
     config.write_text(yaml.safe_dump(doc))
     return config
-
-
-def events_checked(port: int) -> float:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
-        text = resp.read().decode()
-    return sum(
-        float(m.group(1))
-        for m in re.finditer(r"^llm_sidecar_events_total\{[^}]*\} (\S+)$", text, re.M)
-    )
 
 
 def assignments(log: Path) -> dict[str, set[str]]:
@@ -114,7 +104,7 @@ async def test_two_workers_split_the_partitions_check_every_event_and_stop_clean
         assert set(ids) == {f"e-{i:06d}" for i in range(n)}
         # Each worker serves its own /metrics, on http.port + i, and each checked its share.
         await asyncio.sleep(0.5)
-        counts = [events_checked(port), events_checked(port + 1)]
+        counts = [scraped_total(p, "llm_sidecar_events_total") for p in (port, port + 1)]
         assert all(c > 0 for c in counts), counts
         assert sum(counts) >= n
         # SIGHUP reaches every worker: both reload their rules.
