@@ -6,9 +6,10 @@
 Produces N events of about 1 KB (the same generator as ``bench/throughput.py``) to a topic on
 the embedded broker, then for each member count N runs ``llm-sidecar run --workers N`` (plain
 ``run`` for 1) in a fresh consumer group, exactly as a user would (its own group per count, so
-each count reads every event), and polls the group's committed offsets. The rate is taken between 10 % and 90 %
-of the events committed, so process start, the group join and the last commit are not counted;
-the broker's raw ``getmany`` rate on the same topic is measured beside it. Also prints each
+each count reads every event), and polls the group's committed offsets. The rate is taken
+between 10 % and 90 % of the events committed, so process start, the group join and the last
+commit are not counted; the broker's raw ``getmany`` rate on the same topic is measured beside
+it. Also prints each
 count's CPU seconds per event (the workers', from /proc) and the speed-up over one member.
 
 The broker shares the machine's cores with the members: on a 2-core machine two members and the
@@ -21,7 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import random
 import subprocess
 import sys
 import tempfile
@@ -34,23 +34,10 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from sidecar.embedded import EmbeddedBroker, create_topic
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from throughput import make_event, raw_consume
+from throughput import produce, raw_consume
 
 REPO = Path(__file__).resolve().parent.parent
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-async def produce_all(bootstrap: str, topic: str, n: int) -> None:
-    from aiokafka import AIOKafkaProducer
-
-    rng = random.Random(7)
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=5, max_batch_size=256_000)
-    await producer.start()
-    try:
-        futures = [await producer.send(topic, make_event(i, rng)) for i in range(n)]
-        await asyncio.gather(*futures)
-    finally:
-        await producer.stop()
 
 
 def cpu_seconds(pid: int) -> float:
@@ -149,7 +136,7 @@ async def main() -> None:
     with EmbeddedBroker() as broker:
         topic = f"scaling-{uuid.uuid4().hex[:6]}"
         await create_topic(broker.bootstrap_servers, topic, args.partitions)
-        await produce_all(broker.bootstrap_servers, topic, args.events)
+        await produce(broker.bootstrap_servers, topic, args.events)
         print(f"{args.events} events on {args.partitions} partitions, {os.cpu_count()} cores")
         raw = await raw_consume(broker.bootstrap_servers, topic, args.events, 500)
         print(f"raw aiokafka getmany, one consumer: {raw:>9,.0f} events/s")
