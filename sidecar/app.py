@@ -502,10 +502,12 @@ async def serve(settings: Settings, *, app: Service | None = None) -> int:
         runner = asyncio.create_task(app.run(), name="batch-loop")
         stopper = asyncio.create_task(stop.wait(), name="stop-wait")
         done, _ = await asyncio.wait({runner, stopper}, return_when=asyncio.FIRST_COMPLETED)
-        if runner in done:
+        if stopper not in done:
             stopper.cancel()
             runner.result()  # a source that ended or failed
         else:
+            # The runner may have finished in the same turn as the signal; waiting on a done
+            # task returns at once, so a quick drain is still reported as one.
             try:
                 await asyncio.wait_for(runner, settings.limits.drain_timeout_s)
                 log.info("drained")

@@ -2,10 +2,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import signal
 
 import pytest
 
+from sidecar.app import serve
 from sidecar.lifecycle import run_stop_steps
+from sidecar.settings import Settings
 
 log = logging.getLogger("test-stop")
 
@@ -63,3 +67,39 @@ async def test_cancelling_the_stopping_task_itself_still_cancels_it() -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+
+
+class _QuickService:
+    """A service whose batch loop ends the moment it is asked to stop: the drain of an idle
+    consumer, which finishes in the same turn of the loop as the signal."""
+
+    def __init__(self) -> None:
+        self.asked = asyncio.Event()
+        self.stopped = False
+
+    async def start(self) -> None:
+        pass
+
+    async def run(self) -> None:
+        await self.asked.wait()
+
+    async def stop(self) -> None:
+        self.stopped = True
+
+    def request_stop(self) -> None:
+        self.asked.set()
+
+    def request_reload(self) -> None:
+        pass
+
+
+async def test_a_drain_that_ends_with_the_signal_is_reported_as_drained(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    service = _QuickService()
+    caplog.set_level(logging.INFO, "sidecar.app")
+    asyncio.get_running_loop().call_later(0.05, os.kill, os.getpid(), signal.SIGTERM)
+    assert await serve(Settings(), app=service) == 0
+    assert service.stopped
+    lines = [r.getMessage() for r in caplog.records if r.name == "sidecar.app"]
+    assert lines == ["received SIGTERM", "drained"]
