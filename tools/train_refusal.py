@@ -65,6 +65,8 @@ C_GRID = (0.03, 0.1, 0.3)
 VETO_GRID = (0.0, 0.1, 0.2, 0.3, 0.5)
 ALONE_GRID = (0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
 """1.0: the model never calls a refusal on its own."""
+TIE = 0.002
+"""Settings whose held-out accuracy lies within this of the best one's count as tied."""
 MIN_DF = 2
 LABELS = ("compliance", "partial_refusal", "full_refusal")
 
@@ -291,9 +293,14 @@ def choose(rows: Sequence[Row]) -> tuple[Choice, list[Choice]]:
                     if scores.n
                 ]
                 tried.append(Choice(C, veto, alone, sum(accs) / len(accs)))
-    # Ties (to the third decimal) go to the cheaper setting: a model that never decides alone
-    # is not run on answers without a refusal phrase, most of the traffic.
-    return max(tried, key=lambda c: (round(c.accuracy, 3), c.alone >= 1.0)), tried
+    # Near-ties go to the cheaper setting: a model that never decides alone is not run on
+    # answers without a refusal phrase, most of the traffic, which halves the check's cost
+    # (and more than doubles the throughput of a pack that checks refusal on every event).
+    # A mean over a few hundred held-out answers per source cannot tell apart settings that
+    # lie within TIE of each other.
+    top = max(c.accuracy for c in tried)
+    near = [c for c in tried if c.accuracy >= top - TIE]
+    return max(near, key=lambda c: (c.alone >= 1.0, c.accuracy)), tried
 
 
 def main(argv: Sequence[str] | None = None) -> int:
