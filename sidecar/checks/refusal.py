@@ -78,13 +78,13 @@ from .base import UNCERTAIN_PREFIX, Check, CheckContext, CheckResult, Params
 from .refusal_model import (
     ENDING_CHARS,
     HEAD_CHARS,
-    LIST_MARKERS,
     Outcome,
     RefusalModel,
     RefusalScore,
     View,
     default_model,
     find_pivot,
+    has_list,
 )
 from .refusal_model import OPENING_CHARS as OPENING_CHARS_MODEL
 from .registry import register
@@ -190,7 +190,7 @@ def answer_follows(view: View) -> bool:
     if pivot is None:
         return False
     rest = view.head[pivot[1] :]
-    if any(m in rest for m in LIST_MARKERS):
+    if has_list(rest):
         return True
     here = pivot[0].startswith("here") or rest.lstrip(" ,:").startswith(_HERE)
     return here and view.length - pivot[1] >= ANSWER_MIN_CHARS

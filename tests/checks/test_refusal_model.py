@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from sidecar.checks import get_check
@@ -28,6 +30,9 @@ from sidecar.checks.refusal import (
 from sidecar.checks.refusal_model import (
     HEADS,
     MODEL_FILE,
+    PIVOT_MIN_OFFSET,
+    PIVOT_SEARCH_CHARS,
+    PIVOTS,
     RefusalModel,
     default_model,
     features,
@@ -136,6 +141,38 @@ def test_pivot_skips_the_refusal_itself_and_needs_word_boundaries() -> None:
     found = find_pivot(fold("I can't share my opinion on that. But here is a summary."))
     assert found is not None and found[0] == "but"
     assert find_pivot(fold("I cannot discuss the butterfly effect in detail here.")) is None
+
+
+def _first_pivot(folded: str) -> tuple[str, int] | None:
+    """find_pivot by its definition: the pivot that ends first, wholly inside the searched
+    span, with no word character (``str.isalnum()`` or "_") on either side."""
+
+    def word(c: str) -> bool:
+        return c.isalnum() or c == "_"
+
+    stop = min(len(folded), PIVOT_SEARCH_CHARS)
+    found = []
+    for start in range(PIVOT_MIN_OFFSET, stop):
+        for pivot in PIVOTS:
+            end = start + len(pivot)
+            if (
+                end <= stop
+                and folded.startswith(pivot, start)
+                and not word(folded[start - 1])
+                and not (end < len(folded) and word(folded[end]))
+            ):
+                found.append((end, pivot))
+    return (min(found)[1], min(found)[0]) if found else None
+
+
+_PIVOT_PIECES = [*PIVOTS, "_", "x", "²", "é", " ", ".", "\n", "butter", "abut", "of", "here"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIVOT_PIECES), max_size=200))
+def test_pivot_search_agrees_with_its_definition(pieces: list[str]) -> None:
+    folded = "".join(pieces)
+    assert find_pivot(folded) == _first_pivot(folded)
 
 
 def test_persona_parts_split_role_play_answers_only() -> None:
