@@ -4,6 +4,7 @@ unique topics, and helpers to produce and read records."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import re
 import shutil
@@ -36,6 +37,17 @@ def require_tool(name: str, *extra_dirs: Path) -> str:
     if IN_CI:
         pytest.fail(message)
     pytest.skip(message)
+
+
+@pytest.fixture(autouse=True)
+def _collector_as_found() -> Iterator[None]:
+    """Undo what an in-process ``replay`` or ``serve`` did to the garbage collector (a frozen
+    heap, a higher threshold: :mod:`sidecar.heap`), so that no test sees another's tuning."""
+    threshold, frozen = gc.get_threshold(), gc.get_freeze_count()
+    yield
+    if gc.get_threshold() != threshold or gc.get_freeze_count() != frozen:
+        gc.unfreeze()
+        gc.set_threshold(*threshold)
 
 
 @pytest.fixture

@@ -158,30 +158,25 @@ async def test_a_reload_after_the_heap_was_settled_frees_the_replaced_pipeline(
     events.write_text("")
     settings = Settings(rules=[rules], reload_interval_s=0)
     app = App(settings, source=FileSource(events), sink=Sink(), registry=CollectorRegistry())
-    threshold = gc.get_threshold()
-    try:
-        async with app:
-            app.settle_heap()
-            assert gc.get_freeze_count() > 0
-            assert gc.get_threshold()[0] == YOUNG_COLLECTION_EVERY
-            old = app.pipeline
-            assert old is not None
-            # A cycle through the pipeline, as closures and bound methods make: reference
-            # counting alone can never free it, only the collector.
-            cycle: list[object] = [old]
-            cycle.append(cycle)
-            old_ref = weakref.ref(old)
-            gc.collect()
-            gc.freeze()  # what settle_heap did to everything alive at the time
-            del old, cycle
-            rules.write_text(RULE.format(id="second", value=7))
-            assert await app.reload()
-            assert old_ref() is None, "the replaced pipeline stayed frozen"
-            assert app.pipeline is not None and [r.id for r in app.pipeline.rules] == ["second"]
-            assert gc.get_freeze_count() > 0  # the new rules are frozen in their turn
-    finally:
-        gc.unfreeze()
-        gc.set_threshold(*threshold)
+    async with app:
+        app.settle_heap()
+        assert gc.get_freeze_count() > 0
+        assert gc.get_threshold()[0] == YOUNG_COLLECTION_EVERY
+        old = app.pipeline
+        assert old is not None
+        # A cycle through the pipeline, as closures and bound methods make: reference
+        # counting alone can never free it, only the collector.
+        cycle: list[object] = [old]
+        cycle.append(cycle)
+        old_ref = weakref.ref(old)
+        gc.collect()
+        gc.freeze()  # what settle_heap did to everything alive at the time
+        del old, cycle
+        rules.write_text(RULE.format(id="second", value=7))
+        assert await app.reload()
+        assert old_ref() is None, "the replaced pipeline stayed frozen"
+        assert app.pipeline is not None and [r.id for r in app.pipeline.rules] == ["second"]
+        assert gc.get_freeze_count() > 0  # the new rules are frozen in their turn
 
 
 @pytest.mark.parametrize("tune_gc", [True, False])
@@ -194,14 +189,9 @@ async def test_serve_settles_the_heap_once_the_rules_are_loaded_unless_told_not_
     events.write_text('{"id": "a", "response": "hi"}\n')
     settings = Settings(rules=[rules], reload_interval_s=0, limits={"tune_gc": tune_gc})
     app = App(settings, source=FileSource(events), sink=Sink(), registry=CollectorRegistry())
-    threshold = gc.get_threshold()
-    gc.unfreeze()  # as a fresh process starts (an in-process replay elsewhere may have tuned it)
-    gc.set_threshold(700, *threshold[1:])
-    try:
-        assert await serve(settings, app=app) == 0
-        assert app.tally.events == 1
-        assert (gc.get_freeze_count() > 0) is tune_gc
-        assert (gc.get_threshold()[0] == YOUNG_COLLECTION_EVERY) is tune_gc
-    finally:
-        gc.unfreeze()
-        gc.set_threshold(*threshold)
+    # The collector is as a fresh process has it (conftest undoes other tests' tuning).
+    assert gc.get_freeze_count() == 0 and gc.get_threshold()[0] != YOUNG_COLLECTION_EVERY
+    assert await serve(settings, app=app) == 0
+    assert app.tally.events == 1
+    assert (gc.get_freeze_count() > 0) is tune_gc
+    assert (gc.get_threshold()[0] == YOUNG_COLLECTION_EVERY) is tune_gc
