@@ -293,14 +293,18 @@ def choose(rows: Sequence[Row]) -> tuple[Choice, list[Choice]]:
                     if scores.n
                 ]
                 tried.append(Choice(C, veto, alone, sum(accs) / len(accs)))
-    # Near-ties go to the cheaper setting: a model that never decides alone is not run on
-    # answers without a refusal phrase, most of the traffic, which halves the check's cost
-    # (and more than doubles the throughput of a pack that checks refusal on every event).
-    # A mean over a few hundred held-out answers per source cannot tell apart settings that
-    # lie within TIE of each other.
+    return pick(tried), tried
+
+
+def pick(tried: Sequence[Choice]) -> Choice:
+    """The best setting, near-ties going to the cheaper one: a model that never decides alone
+    is not run on answers without a refusal phrase, most of the traffic, which halves the
+    check's cost (and more than doubles the throughput of a pack that checks refusal on every
+    event). A mean over a few hundred held-out answers per source cannot tell apart settings
+    that lie within :data:`TIE` of each other."""
     top = max(c.accuracy for c in tried)
     near = [c for c in tried if c.accuracy >= top - TIE]
-    return max(near, key=lambda c: (c.alone >= 1.0, c.accuracy)), tried
+    return max(near, key=lambda c: (c.alone >= 1.0, c.accuracy))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -314,6 +314,18 @@ def test_the_trainer_fits_both_heads_and_weak_labels() -> None:
     assert model.score(model_view(partial[0]), None).full < refused.full
 
 
+def test_the_trainer_takes_the_cheaper_setting_on_a_near_tie() -> None:
+    from tools.train_refusal import TIE, Choice, pick
+
+    decides_alone = Choice(0.3, 0.3, 0.95, 0.883)
+    never_alone = Choice(0.3, 0.3, 1.0, 0.883 - TIE / 2)
+    worse = Choice(0.1, 0.2, 1.0, 0.883 - 2 * TIE)
+    assert pick([decides_alone, never_alone, worse]) == never_alone
+    # Beyond the tie, accuracy decides.
+    assert pick([decides_alone, worse]) == decides_alone
+    assert pick([Choice(0.3, 0.1, 1.0, 0.80), Choice(0.3, 0.2, 1.0, 0.801)]).veto == 0.2
+
+
 LIST_ANSWER = (
     "\n1. Cost: plants are expensive to build.\n2. Safety: newer designs fail safe."
     "\n3. Waste: storage is still argued about."
