@@ -53,10 +53,6 @@ def _words(text: str) -> int:
     return marks.count(b" x") + (marks[:1] == b"x")
 
 
-def _length(text: str, unit: str) -> int:
-    return len(text) if unit == "characters" else _words(text)
-
-
 _COUNTS = 1024
 """Details ("12 words") made once per rule for lengths below this."""
 
@@ -66,12 +62,12 @@ def _count(n: int, unit: str) -> str:
     return f"{n} {unit.removesuffix('s') if n == 1 else unit}"
 
 
-@register
-class LengthLessThan(Check[LengthParams]):
-    """True when the text is shorter than ``value`` characters (or words)."""
+class _LengthCheck(Check[LengthParams]):
+    """A bound on the text's length in characters or words; the subclass says which side."""
 
-    name = "length_less_than"
     params_model = LengthParams
+    below: bool
+    """True: the value is ``length < value``; False: ``length > value``."""
 
     def __init__(self, params: LengthParams, ctx: CheckContext) -> None:
         super().__init__(params, ctx)
@@ -80,7 +76,7 @@ class LengthLessThan(Check[LengthParams]):
         self._counts = [_count(n, self.unit) for n in range(_COUNTS)]
 
     def __call__(self, text: str, event: Event) -> CheckResult:
-        if self.words:  # _words inlined: this rule (reading time) runs on every event
+        if self.words:  # _words inlined: a length rule (reading time, say) runs on every event
             if text.isascii():
                 marks = text.encode("ascii").translate(_WORD_MAP)
                 n = marks.count(b" x") + (marks[:1] == b"x")
@@ -88,23 +84,24 @@ class LengthLessThan(Check[LengthParams]):
                 n = len(text.split())
         else:
             n = len(text)
-        return CheckResult(n < self.value, self._counts[n] if n < _COUNTS else _count(n, self.unit))
+        value = n < self.value if self.below else n > self.value
+        return CheckResult(value, self._counts[n] if n < _COUNTS else _count(n, self.unit))
 
 
 @register
-class LengthGreaterThan(Check[LengthParams]):
+class LengthLessThan(_LengthCheck):
+    """True when the text is shorter than ``value`` characters (or words)."""
+
+    name = "length_less_than"
+    below = True
+
+
+@register
+class LengthGreaterThan(_LengthCheck):
     """True when the text is longer than ``value`` characters (or words)."""
 
     name = "length_greater_than"
-    params_model = LengthParams
-
-    def __init__(self, params: LengthParams, ctx: CheckContext) -> None:
-        super().__init__(params, ctx)
-        self.value, self.unit = params.value, params.unit
-
-    def __call__(self, text: str, event: Event) -> CheckResult:
-        n = _length(text, self.unit)
-        return CheckResult(n > self.value, _count(n, self.unit))
+    below = False
 
 
 class KeywordsParams(Params):

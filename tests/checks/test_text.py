@@ -127,3 +127,20 @@ def test_huge_input_is_linear() -> None:
 @given(text=st.text(alphabet=" \t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x85\xa0ab.\u3000x", max_size=40))
 def test_word_count_is_the_length_of_split(text: str) -> None:
     assert _words(text) == len(text.split())
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    text=st.text(alphabet=" \t\n\x1c\x85\xa0ab.\u3000x", max_size=40).map(lambda t: t * 40),
+    value=st.integers(0, 1500),
+    unit=st.sampled_from(["characters", "words"]),
+)
+def test_length_bounds_are_their_definition(text: str, value: int, unit: str) -> None:
+    """Both bounds, in both units, on ASCII and other text, on either side of the value and
+    past the lengths whose detail is made in advance."""
+    n = len(text) if unit == "characters" else len(text.split())
+    word = unit.removesuffix("s") if n == 1 else unit
+    below = run("length_less_than", text, value=value, unit=unit)
+    above = run("length_greater_than", text, value=value, unit=unit)
+    assert below == CheckResult(n < value, f"{n} {word}")
+    assert above == CheckResult(n > value, f"{n} {word}")
