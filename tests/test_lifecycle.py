@@ -4,6 +4,9 @@ import asyncio
 import logging
 import os
 import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -103,3 +106,44 @@ async def test_a_drain_that_ends_with_the_signal_is_reported_as_drained(
     assert service.stopped
     lines = [r.getMessage() for r in caplog.records if r.name == "sidecar.app"]
     assert lines == ["received SIGTERM", "drained"]
+
+
+SLOW_STOP = """
+import asyncio, sys
+from sidecar.app import serve
+from sidecar.settings import Settings
+
+class SlowStop:
+    def __init__(self):
+        self.asked = asyncio.Event()
+    async def start(self):
+        print("started", flush=True)
+    async def run(self):
+        await self.asked.wait()
+    async def stop(self):
+        print("stopping", flush=True)
+        await asyncio.sleep(30)
+    def request_stop(self):
+        self.asked.set()
+    def request_reload(self):
+        pass
+
+sys.exit(asyncio.run(serve(Settings(), app=SlowStop())))
+"""
+
+
+def test_a_second_signal_while_stopping_exits_130_at_once(tmp_path: Path) -> None:
+    """The last commit and the judge's drain can take a while; a second signal then must
+    still end the process at once with 130, not leave it to the default action (143)."""
+    with subprocess.Popen(
+        [sys.executable, "-c", SLOW_STOP], stdout=subprocess.PIPE, text=True, cwd=tmp_path
+    ) as proc:
+        try:
+            assert proc.stdout is not None
+            assert proc.stdout.readline().strip() == "started"
+            proc.send_signal(signal.SIGTERM)
+            assert proc.stdout.readline().strip() == "stopping"
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=10) == 130
+        finally:
+            proc.kill()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from sidecar.app import App
 from sidecar.logs import LogBudget
 from sidecar.settings import Settings
 from sidecar.sinks import Sink
+from sidecar.sources.base import Record
 from sidecar.sources.file import FileSource
 from tests.conftest import REPO
 
@@ -60,3 +62,43 @@ async def test_a_burst_of_bad_records_logs_ten_lines_and_one_summary(
     assert app.tally.events == 1
     for reason, n in (("invalid_json", 40), ("not_an_object", 5)):
         assert registry.get_sample_value("llm_sidecar_dead_letters_total", {"reason": reason}) == n
+
+
+class _IdleSource(FileSource):
+    """Bad records, then empty fetches, as a quiet Kafka topic gives them."""
+
+    def __init__(self, path: Path, idle_turns: int, clock: list[float]) -> None:
+        super().__init__(path)
+        self.idle_turns, self.clock = idle_turns, clock
+
+    async def batches(self) -> AsyncIterator[list[Record]]:
+        async for batch in super().batches():
+            yield batch
+        for _ in range(self.idle_turns):
+            self.clock[0] += 30.0  # each fetch timeout moves time on
+            yield []
+
+
+async def test_the_summary_of_a_burst_comes_while_the_stream_is_idle(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    events = tmp_path / "events.jsonl"
+    events.write_text("not json\n" * 25)
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("rules:\n  - {id: short, check: length_less_than, params: {value: 5}}\n")
+    now = [0.0]
+    app = App(
+        Settings(rules=[rules], reload_interval_s=0),
+        source=_IdleSource(events, idle_turns=3, clock=now),
+        sink=Sink(),
+        registry=CollectorRegistry(),
+    )
+    app._dead_logs = LogBudget(
+        "dead letters", logging.getLogger("sidecar.app"), clock=lambda: now[0]
+    )
+    caplog.set_level(logging.WARNING, "sidecar.app")
+    async with app:
+        await app.run()
+        summaries = [r.getMessage() for r in caplog.records if "not logged" in r.getMessage()]
+        # Before stop() flushes: the idle turns ended the minute.
+        assert len(summaries) == 1 and summaries[0].startswith("15 more dead letters")

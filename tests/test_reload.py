@@ -195,3 +195,31 @@ async def test_serve_settles_the_heap_once_the_rules_are_loaded_unless_told_not_
     assert app.tally.events == 1
     assert (gc.get_freeze_count() > 0) is tune_gc
     assert (gc.get_threshold()[0] == YOUNG_COLLECTION_EVERY) is tune_gc
+
+
+async def test_replaced_rules_held_past_the_reload_are_trimmed_when_let_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An inline API batch may still hold the replaced pipeline when the reload hands memory
+    back; the pages are handed back again once the last holder lets go."""
+    trims: list[float] = []
+    monkeypatch.setattr("sidecar.app.release_memory", lambda: trims.append(time.monotonic()))
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(RULE.format(id="first", value=5))
+    events = tmp_path / "events.jsonl"
+    events.write_text("")
+    settings = Settings(rules=[rules], reload_interval_s=0)
+    app = App(settings, source=FileSource(events), sink=Sink(), registry=CollectorRegistry())
+    async with app:
+        held = app.pipeline  # what a batch in flight keeps
+        rules.write_text(RULE.format(id="second", value=7))
+        assert await app.reload()
+        assert len(trims) == 1
+        del held  # the batch is done
+        await asyncio.sleep(0)
+        assert len(trims) == 2
+        # Nothing held: the reload's own trim is the only one.
+        rules.write_text(RULE.format(id="third", value=9))
+        assert await app.reload()
+        await asyncio.sleep(0)
+        assert len(trims) == 3
