@@ -486,22 +486,28 @@ class Service(Protocol):
     def request_reload(self) -> None: ...
 
 
-async def serve(settings: Settings, *, app: Service | None = None) -> int:
+async def serve(
+    settings: Settings, *, app: Service | None = None, same_stop_within_s: float = 0.0
+) -> int:
     """Run until SIGTERM/SIGINT, then drain within the deadline and exit 0.
 
-    A second signal exits at once (status 130) without committing.
+    A second signal exits at once (status 130) without committing; with
+    ``same_stop_within_s``, a repeat of the first signal that soon counts as the same request
+    (a worker of ``run --workers``, see :mod:`sidecar.workers`).
     """
     app = app if app is not None else App(settings)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
-    signals = 0
+    first: tuple[int, float] | None = None
 
     def on_signal(signum: int) -> None:
-        nonlocal signals
-        signals += 1
-        if signals > 1:
+        nonlocal first
+        if first is not None:
+            if first[0] == signum and loop.time() - first[1] < same_stop_within_s:
+                return
             log.warning("second signal: exiting now")
             os._exit(130)
+        first = (signum, loop.time())
         log.info("received %s", signal.Signals(signum).name)
         app.request_stop()
         stop.set()
@@ -509,6 +515,9 @@ async def serve(settings: Settings, *, app: Service | None = None) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, on_signal, sig)
     loop.add_signal_handler(signal.SIGHUP, app.request_reload)
+    # A worker of run --workers starts with these blocked, so that one sent while it started
+    # waits for the handlers above instead of killing it; elsewhere this changes nothing.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGTERM, signal.SIGINT, signal.SIGHUP))
     try:
         try:
             await app.start()

@@ -308,7 +308,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         )
     if cmd == "run":
         from .app import App, serve
-        from .workers import run_workers, worker_settings
+        from .workers import SAME_STOP_WITHIN_S, run_workers, worker_settings
 
         settings = load_settings(args.config)
         index, workers = args.worker or (0, 1)
@@ -320,7 +320,9 @@ def _dispatch(args: argparse.Namespace) -> int:
                 passed += ["--log-level", args.log_level]
             return run_workers(settings, args.workers, passed)
         settings = worker_settings(settings, index, workers)
-        return asyncio.run(serve(settings, app=App(settings, judge_share=workers)))
+        app = App(settings, judge_share=workers)
+        same_stop = SAME_STOP_WITHIN_S if workers > 1 else 0.0
+        return asyncio.run(serve(settings, app=app, same_stop_within_s=same_stop))
     if cmd == "judge":
         from .app import serve
         from .judge.worker import JudgeWorker

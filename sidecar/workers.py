@@ -17,6 +17,14 @@ are divided among the workers, so N workers spend what one would. The parent onl
 * a worker that exits on its own (a crash, a bad port) stops the others, and the parent exits
   with that worker's status, so the supervisor above restarts the whole set;
 * on Linux, a worker whose parent dies gets SIGTERM (no orphans after ``kill -9``).
+
+Signals reach a worker only through the parent: each worker runs in a session of its own, so
+Ctrl-C in a terminal (which signals the whole process group) does not reach it twice. It starts
+with SIGTERM, SIGINT and SIGHUP blocked, and ``serve`` unblocks them once its handlers are in
+place: a signal sent while a worker is still starting waits for it instead of killing it. A
+service manager that signals every process of the unit (systemd's default) still reaches a
+worker twice, once directly and once through the parent; a worker counts the same signal
+twice within :data:`SAME_STOP_WITHIN_S` as one request to stop.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import logging
+import os
 import signal
 import subprocess
 import sys
@@ -31,7 +40,7 @@ import time
 from collections.abc import Callable, Sequence
 from types import FrameType
 
-from .errors import ConfigError
+from .errors import ConfigError, SidecarError
 from .settings import Settings
 
 __all__ = ["MAX_WORKERS", "check_workers", "run_workers", "worker_settings"]
@@ -42,6 +51,10 @@ MAX_WORKERS = 64
 POLL_S = 0.1
 KILL_AFTER_S = 30.0
 """Past the drain deadline, a worker that still has not exited is killed."""
+SAME_STOP_WITHIN_S = 1.0
+"""A worker's second SIGTERM/SIGINT this soon after the first, of the same kind, is the same
+request (see the module docstring), not the operator's "exit now"."""
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
 def check_workers(settings: Settings, workers: int) -> None:
@@ -79,28 +92,40 @@ def run_workers(settings: Settings, workers: int, run_args: Sequence[str]) -> in
     check_workers(settings, workers)
     procs: list[subprocess.Popen[bytes]] = []
     stopping = False
+    stop_signal = signal.SIGTERM
+    told: set[int] = set()
+    """The pids that were sent the stop signal."""
 
     def forward(signum: int, _frame: FrameType | None) -> None:
-        nonlocal stopping
+        nonlocal stopping, stop_signal
         if signum != signal.SIGHUP:
-            stopping = True
+            stopping, stop_signal = True, signal.Signals(signum)
         for proc in procs:
             if proc.poll() is None:
                 proc.send_signal(signum)
+                if stopping:
+                    told.add(proc.pid)
 
-    handled = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
-    previous = {sig: signal.signal(sig, forward) for sig in handled}
+    previous = {sig: signal.signal(sig, forward) for sig in STOP_SIGNALS}
+    prepare = _worker_preexec(os.getpid())
     try:
         for i in range(workers):
-            procs.append(
-                subprocess.Popen(
+            if stopping:  # a signal came while the workers were starting: start no more
+                break
+            try:
+                proc = subprocess.Popen(
                     [sys.executable, "-m", "sidecar", "run", *run_args, f"--worker={i}/{workers}"],
-                    preexec_fn=_die_with_parent(),
+                    preexec_fn=prepare,
+                    start_new_session=True,
                 )
-            )
-        if stopping:  # a signal came while the workers were starting
+            except OSError as exc:  # the workers started so far are stopped below
+                raise SidecarError(f"cannot start worker {i}: {exc}") from None
+            procs.append(proc)
+        if stopping:  # a worker started while the signal was being forwarded gets it too
             for proc in procs:
-                proc.terminate()
+                if proc.pid not in told and proc.poll() is None:
+                    proc.send_signal(stop_signal)
+                    told.add(proc.pid)
         port = settings.http.port
         log.info(
             "started %d workers (pids %s)%s",
@@ -145,15 +170,35 @@ def run_workers(settings: Settings, workers: int, run_args: Sequence[str]) -> in
         for proc in procs:  # only if the parent itself failed
             if proc.poll() is None:
                 proc.terminate()
-                proc.wait()
+                try:
+                    proc.wait(settings.limits.drain_timeout_s + KILL_AFTER_S)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
     if status is not None:
         return status
     codes = [p.wait() for p in procs]  # all have exited: no wait
     return max(code if code >= 0 else 1 for code in codes)
 
 
-def _die_with_parent() -> Callable[[], None] | None:
-    """A ``preexec_fn`` that makes the child get SIGTERM when its parent dies (Linux)."""
+def _worker_preexec(parent: int) -> Callable[[], None]:
+    """A ``preexec_fn`` (run in the child between fork and exec): the stop signals blocked
+    until ``serve`` handles them (the mask survives exec), and on Linux SIGTERM when the
+    parent dies; a child whose parent died before that was set exits at once."""
+    death_signal = _death_signal()
+
+    def prepare() -> None:
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        if death_signal is not None:
+            death_signal()
+            if os.getppid() != parent:  # the parent died between fork and prctl
+                os._exit(1)
+
+    return prepare
+
+
+def _death_signal() -> Callable[[], None] | None:
+    """A function that makes the calling process get SIGTERM when its parent dies (Linux)."""
     if not sys.platform.startswith("linux"):
         return None
     try:

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -122,28 +124,49 @@ class SlowStop:
         await self.asked.wait()
     async def stop(self):
         print("stopping", flush=True)
-        await asyncio.sleep(30)
+        await asyncio.sleep(float(sys.argv[2]))
     def request_stop(self):
         self.asked.set()
     def request_reload(self):
         pass
 
-sys.exit(asyncio.run(serve(Settings(), app=SlowStop())))
+sys.exit(asyncio.run(serve(Settings(), app=SlowStop(), same_stop_within_s=float(sys.argv[1]))))
 """
 
 
 def test_a_second_signal_while_stopping_exits_130_at_once(tmp_path: Path) -> None:
     """The last commit and the judge's drain can take a while; a second signal then must
     still end the process at once with 130, not leave it to the default action (143)."""
+    with slow_stop(tmp_path, same_stop_within_s=0, stop_s=30) as proc:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "stopping"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 130
+
+
+def test_a_worker_takes_the_same_signal_twice_at_once_for_one_stop(tmp_path: Path) -> None:
+    """A worker of run --workers under a service manager that signals the whole unit gets the
+    stop twice at once (directly and through its parent): it still drains and exits 0."""
+    with slow_stop(tmp_path, same_stop_within_s=5, stop_s=1) as proc:
+        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
+        assert proc.stdout is not None and proc.stdout.read().split() == ["stopping"]
+
+
+@contextlib.contextmanager
+def slow_stop(
+    tmp_path: Path, *, same_stop_within_s: float, stop_s: float
+) -> Iterator[subprocess.Popen[str]]:
+    """A process serving a service whose stop() takes ``stop_s``, once it has started."""
     with subprocess.Popen(
-        [sys.executable, "-c", SLOW_STOP], stdout=subprocess.PIPE, text=True, cwd=tmp_path
+        [sys.executable, "-c", SLOW_STOP, str(same_stop_within_s), str(stop_s)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
     ) as proc:
         try:
-            assert proc.stdout is not None
-            assert proc.stdout.readline().strip() == "started"
-            proc.send_signal(signal.SIGTERM)
-            assert proc.stdout.readline().strip() == "stopping"
-            proc.send_signal(signal.SIGTERM)
-            assert proc.wait(timeout=10) == 130
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "started"
+            yield proc
         finally:
             proc.kill()

@@ -43,12 +43,15 @@ def two_free_ports() -> int:
 
 
 def start_workers(config: Path, workers: int) -> subprocess.Popen[bytes]:
+    """The parent in a process group of its own, as a shell starts a command: a signal to
+    the group is what Ctrl-C in a terminal sends."""
     with open(config.with_suffix(".log"), "ab") as log:
         return subprocess.Popen(
             [*RUN, "--config", str(config), "--workers", str(workers), "--log-level", "INFO"],
             stdout=subprocess.DEVNULL,
             stderr=log,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            start_new_session=True,
         )
 
 
@@ -144,3 +147,56 @@ async def test_a_worker_that_dies_stops_the_others_and_the_parent_fails(
     assert code == 1, text[-3000:]
     assert re.search(r"worker 1 \(pid \d+\) exited with status -9; stopping the other", text)
     assert not Path(f"/proc/{int(pids[0])}").exists()
+
+
+async def test_ctrl_c_to_the_process_group_drains_every_worker_once(
+    broker: EmbeddedBroker, topic_factory: Any, tmp_path: Path
+) -> None:
+    """Ctrl-C signals the terminal's whole process group. The workers are not in it: they
+    hear it once, through the parent, drain and exit 0 (they used to hear it twice and exit
+    130 without committing)."""
+    topic = await topic_factory(partitions=PARTITIONS)
+    verdicts = await topic_factory(prefix="verdicts")
+    config = worker_config(tmp_path, broker, topic, verdicts)
+    log = config.with_suffix(".log")
+    proc = start_workers(config, 2)
+    try:
+        await wait_for_log(log, "started 2 workers")
+        await split_between(log, 2)
+        os.killpg(proc.pid, signal.SIGINT)
+        code = await asyncio.to_thread(proc.wait, 40)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    text = log.read_text()
+    assert code == 0, text[-3000:]
+    assert text.count("sidecar.app: drained") == 2, text[-3000:]
+    assert "second signal" not in text
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+async def test_a_signal_while_the_workers_start_neither_kills_nor_fails_them(
+    broker: EmbeddedBroker, topic_factory: Any, tmp_path: Path, signum: signal.Signals
+) -> None:
+    """Sent while the workers are still importing: a stop waits for their handlers and
+    drains (exit 0), a reload leaves them running (it used to kill them, failing the set)."""
+    topic = await topic_factory(partitions=PARTITIONS)
+    verdicts = await topic_factory(prefix="verdicts")
+    config = worker_config(tmp_path, broker, topic, verdicts)
+    log = config.with_suffix(".log")
+    proc = start_workers(config, 2)
+    try:
+        await wait_for_log(log, "started 2 workers")
+        proc.send_signal(signum)  # the workers have not loaded their rules yet
+        if signum == signal.SIGHUP:
+            await split_between(log, 2)
+            assert proc.poll() is None
+            proc.send_signal(signal.SIGTERM)
+        code = await asyncio.to_thread(proc.wait, 40)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    text = log.read_text()
+    assert code == 0, text[-3000:]
+    assert "exited with status" not in text, text[-3000:]
+    assert "Traceback" not in text
