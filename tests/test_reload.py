@@ -7,6 +7,7 @@ import gc
 import time
 import weakref
 from pathlib import Path
+from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
@@ -146,18 +147,24 @@ async def test_a_file_added_to_a_rules_directory_is_picked_up(tmp_path: Path) ->
         )
 
 
+def file_app(tmp_path: Path, events: str = "", **settings: Any) -> tuple[Path, App]:
+    """An app over a file of ``events`` with one rule (``first``) in ``rules.yaml``, which the
+    caller may rewrite and reload; the rule file's path and the app."""
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(RULE.format(id="first", value=5))
+    path = tmp_path / "events.jsonl"
+    path.write_text(events)
+    config = Settings(rules=[rules], reload_interval_s=0, **settings)
+    return rules, App(config, source=FileSource(path), sink=Sink(), registry=CollectorRegistry())
+
+
 async def test_a_reload_after_the_heap_was_settled_frees_the_replaced_pipeline(
     tmp_path: Path,
 ) -> None:
     """``serve`` freezes the heap once the rules are loaded (``limits.tune_gc``). A frozen
     pipeline is never collected, so a reload must thaw it; otherwise every reload would leak
     the replaced rules' reference cycles for good."""
-    rules = tmp_path / "rules.yaml"
-    rules.write_text(RULE.format(id="first", value=5))
-    events = tmp_path / "events.jsonl"
-    events.write_text("")
-    settings = Settings(rules=[rules], reload_interval_s=0)
-    app = App(settings, source=FileSource(events), sink=Sink(), registry=CollectorRegistry())
+    rules, app = file_app(tmp_path)
     async with app:
         app.settle_heap()
         assert gc.get_freeze_count() > 0
@@ -183,12 +190,8 @@ async def test_a_reload_after_the_heap_was_settled_frees_the_replaced_pipeline(
 async def test_serve_settles_the_heap_once_the_rules_are_loaded_unless_told_not_to(
     tmp_path: Path, tune_gc: bool
 ) -> None:
-    rules = tmp_path / "rules.yaml"
-    rules.write_text(RULE.format(id="first", value=5))
-    events = tmp_path / "events.jsonl"
-    events.write_text('{"id": "a", "response": "hi"}\n')
-    settings = Settings(rules=[rules], reload_interval_s=0, limits={"tune_gc": tune_gc})
-    app = App(settings, source=FileSource(events), sink=Sink(), registry=CollectorRegistry())
+    _, app = file_app(tmp_path, '{"id": "a", "response": "hi"}\n', limits={"tune_gc": tune_gc})
+    settings = app.settings
     # The collector is as a fresh process has it (conftest undoes other tests' tuning).
     assert gc.get_freeze_count() == 0 and gc.get_threshold()[0] != YOUNG_COLLECTION_EVERY
     assert await serve(settings, app=app) == 0
@@ -204,12 +207,7 @@ async def test_replaced_rules_held_past_the_reload_are_trimmed_when_let_go(
     back; the pages are handed back again once the last holder lets go."""
     trims: list[float] = []
     monkeypatch.setattr("sidecar.app.release_memory", lambda: trims.append(time.monotonic()))
-    rules = tmp_path / "rules.yaml"
-    rules.write_text(RULE.format(id="first", value=5))
-    events = tmp_path / "events.jsonl"
-    events.write_text("")
-    settings = Settings(rules=[rules], reload_interval_s=0)
-    app = App(settings, source=FileSource(events), sink=Sink(), registry=CollectorRegistry())
+    rules, app = file_app(tmp_path)
     async with app:
         held = app.pipeline  # what a batch in flight keeps
         rules.write_text(RULE.format(id="second", value=7))

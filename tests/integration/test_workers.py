@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -87,17 +88,39 @@ async def split_between(log: Path, workers: int, timeout: float = 60) -> dict[st
     raise AssertionError(f"the partitions were not split: {log.read_text()[-3000:]}")
 
 
-async def test_two_workers_split_the_partitions_check_every_event_and_stop_cleanly(
-    broker: EmbeddedBroker, topic_factory: Any, tmp_path: Path
-) -> None:
+@dataclass
+class Started:
+    """Two workers of ``run --workers 2`` on a fresh topic, once the parent said so."""
+
+    topic: str
+    verdicts: str
+    config: Path
+    log: Path
+    proc: subprocess.Popen[bytes]
+
+
+async def start_two(broker: EmbeddedBroker, topic_factory: Any, tmp_path: Path) -> Started:
     topic = await topic_factory(partitions=PARTITIONS)
     verdicts = await topic_factory(prefix="verdicts")
     config = worker_config(tmp_path, broker, topic, verdicts)
-    port = yaml.safe_load(config.read_text())["http"]["port"]
     log = config.with_suffix(".log")
     proc = start_workers(config, 2)
     try:
         await wait_for_log(log, "started 2 workers")
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    return Started(topic, verdicts, config, log, proc)
+
+
+async def test_two_workers_split_the_partitions_check_every_event_and_stop_cleanly(
+    broker: EmbeddedBroker, topic_factory: Any, tmp_path: Path
+) -> None:
+    w = await start_two(broker, topic_factory, tmp_path)
+    topic, verdicts, log, proc = w.topic, w.verdicts, w.log, w.proc
+    port = yaml.safe_load(w.config.read_text())["http"]["port"]
+    try:
         await split_between(log, 2)
         n = 400
         await produce(
@@ -128,13 +151,9 @@ async def test_two_workers_split_the_partitions_check_every_event_and_stop_clean
 async def test_a_worker_that_dies_stops_the_others_and_the_parent_fails(
     broker: EmbeddedBroker, topic_factory: Any, tmp_path: Path
 ) -> None:
-    topic = await topic_factory(partitions=PARTITIONS)
-    verdicts = await topic_factory(prefix="verdicts")
-    config = worker_config(tmp_path, broker, topic, verdicts)
-    log = config.with_suffix(".log")
-    proc = start_workers(config, 2)
+    w = await start_two(broker, topic_factory, tmp_path)
+    log, proc = w.log, w.proc
     try:
-        await wait_for_log(log, "started 2 workers")
         await split_between(log, 2)
         text = log.read_text()
         pids = re.search(r"started 2 workers \(pids ([\d, ]+)\)", text)[1].split(",")
@@ -155,13 +174,9 @@ async def test_ctrl_c_to_the_process_group_drains_every_worker_once(
     """Ctrl-C signals the terminal's whole process group. The workers are not in it: they
     hear it once, through the parent, drain and exit 0 (they used to hear it twice and exit
     130 without committing)."""
-    topic = await topic_factory(partitions=PARTITIONS)
-    verdicts = await topic_factory(prefix="verdicts")
-    config = worker_config(tmp_path, broker, topic, verdicts)
-    log = config.with_suffix(".log")
-    proc = start_workers(config, 2)
+    w = await start_two(broker, topic_factory, tmp_path)
+    log, proc = w.log, w.proc
     try:
-        await wait_for_log(log, "started 2 workers")
         await split_between(log, 2)
         os.killpg(proc.pid, signal.SIGINT)
         code = await asyncio.to_thread(proc.wait, 40)
@@ -180,13 +195,9 @@ async def test_a_signal_while_the_workers_start_neither_kills_nor_fails_them(
 ) -> None:
     """Sent while the workers are still importing: a stop waits for their handlers and
     drains (exit 0), a reload leaves them running (it used to kill them, failing the set)."""
-    topic = await topic_factory(partitions=PARTITIONS)
-    verdicts = await topic_factory(prefix="verdicts")
-    config = worker_config(tmp_path, broker, topic, verdicts)
-    log = config.with_suffix(".log")
-    proc = start_workers(config, 2)
+    w = await start_two(broker, topic_factory, tmp_path)
+    log, proc = w.log, w.proc
     try:
-        await wait_for_log(log, "started 2 workers")
         proc.send_signal(signum)  # the workers have not loaded their rules yet
         if signum == signal.SIGHUP:
             await split_between(log, 2)
