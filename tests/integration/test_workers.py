@@ -57,7 +57,11 @@ def start_workers(config: Path, workers: int) -> subprocess.Popen[bytes]:
 
 
 def worker_config(tmp_path: Path, broker: EmbeddedBroker, topic: str, verdicts: str) -> Path:
-    config = write_config(tmp_path / "c.yaml", broker.bootstrap_servers, topic, verdicts, "g-w")
+    """A group of its own per test: workers stopped before they finished joining leave the
+    group only when their session times out, which would hold up the next test's split."""
+    config = write_config(
+        tmp_path / "c.yaml", broker.bootstrap_servers, topic, verdicts, f"g-{topic}"
+    )
     doc = yaml.safe_load(config.read_text())
     doc["http"]["port"] = two_free_ports()
     config.write_text(yaml.safe_dump(doc))
