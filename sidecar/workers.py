@@ -54,7 +54,8 @@ KILL_AFTER_S = 30.0
 SAME_STOP_WITHIN_S = 1.0
 """A worker's second SIGTERM/SIGINT this soon after the first, of the same kind, is the same
 request (see the module docstring), not the operator's "exit now"."""
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+"""What the parent passes on to every worker."""
 
 
 def check_workers(settings: Settings, workers: int) -> None:
@@ -106,7 +107,7 @@ def run_workers(settings: Settings, workers: int, run_args: Sequence[str]) -> in
                 if stopping:
                     told.add(proc.pid)
 
-    previous = {sig: signal.signal(sig, forward) for sig in STOP_SIGNALS}
+    previous = {sig: signal.signal(sig, forward) for sig in FORWARDED_SIGNALS}
     prepare = _worker_preexec(os.getpid())
     try:
         for i in range(workers):
@@ -182,13 +183,13 @@ def run_workers(settings: Settings, workers: int, run_args: Sequence[str]) -> in
 
 
 def _worker_preexec(parent: int) -> Callable[[], None]:
-    """A ``preexec_fn`` (run in the child between fork and exec): the stop signals blocked
+    """A ``preexec_fn`` (run in the child between fork and exec): the forwarded signals blocked
     until ``serve`` handles them (the mask survives exec), and on Linux SIGTERM when the
     parent dies; a child whose parent died before that was set exits at once."""
     death_signal = _death_signal()
 
     def prepare() -> None:
-        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED_SIGNALS)
         if death_signal is not None:
             death_signal()
             if os.getppid() != parent:  # the parent died between fork and prctl
