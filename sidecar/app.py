@@ -435,7 +435,7 @@ class App(Lifecycle):
             self._install(ruleset)
         if self._heap_settled:
             settle_heap()  # the replaced pipeline's cycles are collected, the new one frozen
-        release_memory()
+        release_memory(collect=not self._heap_settled)  # settle_heap has just collected
         held = replaced() if replaced is not None else None
         if held is not None:
             # Something still holds the replaced rules (an inline API batch, in its thread):

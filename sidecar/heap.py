@@ -39,15 +39,17 @@ def settle_heap() -> None:
     gc.set_threshold(YOUNG_COLLECTION_EVERY, middle, oldest)
 
 
-def release_memory() -> None:
-    """Collect everything, then ask the C allocator to return its free pages to the system.
+def release_memory(*, collect: bool = True) -> None:
+    """Collect everything (unless the caller just did, ``collect=False``), then ask the C
+    allocator to return its free pages to the system.
 
     After a rule reload the replaced rules (automata, the refusal model, compiled patterns)
     are freed, but glibc keeps the freed pages in its heap: without this, each reload left the
     resident set some 25 MiB higher (measured with ``bench/rss.py``) although no object was
     kept. A no-op where the C library has no ``malloc_trim`` (musl, macOS).
     """
-    gc.collect()
+    if collect:
+        gc.collect()
     if _malloc_trim is not None:
         _malloc_trim(0)
 

@@ -206,7 +206,7 @@ async def test_replaced_rules_held_past_the_reload_are_trimmed_when_let_go(
     """An inline API batch may still hold the replaced pipeline when the reload hands memory
     back; the pages are handed back again once the last holder lets go."""
     trims: list[float] = []
-    monkeypatch.setattr("sidecar.app.release_memory", lambda: trims.append(time.monotonic()))
+    monkeypatch.setattr("sidecar.app.release_memory", lambda **_: trims.append(time.monotonic()))
     rules, app = file_app(tmp_path)
     async with app:
         held = app.pipeline  # what a batch in flight keeps
