@@ -103,7 +103,7 @@ class Regex(Check[RegexParams]):
         if not found:
             return CheckResult(False, None)
         if self._exact is not None:  # the same match, found in linear time
-            m = self._exact.search(text)
+            m = self._exact.search(text.encode("ascii"))
             if m is not None:
                 return CheckResult(True, f"match at {m.start()}, {m.end() - m.start()} chars")
         return self(text, event)
