@@ -220,6 +220,7 @@ class Pipeline:
         texts: dict[tuple[str, int], list[str | None]] = {}
         hits: list[list[Any]] = [[_UNSCANNED] * n for _ in self.plan.scans]
         found: list[list[frozenset[str] | None]] = [[None] * n for _ in self._scanners]
+        by_pattern: list[dict[int, list[int]] | None] = [None] * len(self.plan.scans)
         ids: list[str] = []
         columns: list[list[Outcome | None]] = []
         complete = True
@@ -232,7 +233,9 @@ class Pipeline:
             if field_texts is None:
                 field_texts = texts[key] = _field_texts(events, *key)
             start = clock()
-            column, whole = self._column(i, events, field_texts, hits, found, stats, failed, track)
+            column, whole = self._column(
+                i, events, field_texts, hits, by_pattern, found, stats, failed, track
+            )
             stats.seconds[i] += clock() - start
             ids.append(rule.id)
             columns.append(column)
@@ -262,13 +265,16 @@ class Pipeline:
         events: Sequence[Event],
         field_texts: list[str | None],
         hits: list[list[Any]],
+        by_pattern: list[dict[int, list[int]] | None],
         found: list[list[frozenset[str] | None]],
         stats: BatchStats,
         failed: list[bool],
         track: bool,
     ) -> tuple[list[Outcome | None], bool]:
         """Rule i's outcome on each event (None where it does not apply), and whether it has
-        one on every event."""
+        one on every event. ``hits[s]`` holds each event's scan of field scan s, and
+        ``by_pattern[s]``, once every event is scanned, the events in which each pattern
+        occurs (:func:`_events_by_pattern`)."""
         rule = self.rules[i]
         n = len(events)
         when, requires_text = rule.when, rule.requires_text
@@ -309,15 +315,29 @@ class Pipeline:
                         text = ""
                     got_of[j] = scan.scan(text) if text.isascii() else None
         lo, hi = member.offset, member.offset + member.size
-        # Usually nothing was found at all: only the events with a hit are looked at.
-        candidates = [(at, j) for at, j in enumerate(targets) if (got := got_of[j]) is None or got]
-        calls: list[int] = []
-        positions: list[int] = []
-        for at, j in candidates:
-            got = got_of[j]
-            if got is None or any(lo <= h < hi for h in got):
-                calls.append(j)
-                positions.append(at)
+        calls: list[int]
+        positions: list[int]
+        if everywhere:  # every event is scanned now: look up the events with a hit of ours
+            index = by_pattern[member.scan]
+            if index is None:
+                index = by_pattern[member.scan] = _events_by_pattern(got_of)
+            mine = [index[h] for h in range(lo, hi) if h in index]
+            if _NOT_SCANNED in index:
+                mine.append(index[_NOT_SCANNED])
+            if not mine:
+                calls = positions = []
+            elif len(mine) == 1:
+                calls = positions = mine[0]
+            else:
+                calls = positions = sorted(set().union(*mine))
+        else:
+            # Usually nothing was found at all: only the events with a hit are looked at.
+            calls, positions = [], []
+            for at, j in enumerate(targets):
+                got = got_of[j]
+                if got is None or (got and any(lo <= h < hi for h in got)):
+                    calls.append(j)
+                    positions.append(at)
         absent = self._absent_outcome(i)
         if everywhere:
             column = [absent] * n
@@ -514,6 +534,28 @@ class Pipeline:
             rule.id,
             timeouts,
         )
+
+
+_NOT_SCANNED = -1
+"""The key of :func:`_events_by_pattern` for the events that were not scanned (not ASCII)."""
+
+
+def _events_by_pattern(got_of: Sequence[list[int] | None]) -> dict[int, list[int]]:
+    """For each pattern id, the events (ascending) in which the field's scan found it; the
+    events left to the plain path (not ASCII) under :data:`_NOT_SCANNED`. Built once per
+    field and batch, so each rule looks at the few events with a hit, not at every event."""
+    index: dict[int, list[int]] = {}
+    for j, got in enumerate(got_of):
+        if got is None:
+            index.setdefault(_NOT_SCANNED, []).append(j)
+            continue
+        for h in got:  # a scan names each pattern once
+            events = index.get(h)
+            if events is None:
+                index[h] = [j]
+            else:
+                events.append(j)
+    return index
 
 
 def _field_texts(events: Sequence[Event], field: str, max_chars: int) -> list[str | None]:
