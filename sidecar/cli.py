@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import logging
 import sys
@@ -234,11 +235,13 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    global _fatal_line
+    _fatal_line = _plain_fatal_line  # until the command has set up its logs
     args = _parser().parse_args(argv)
     try:
         return _dispatch(args)
     except (ConfigError, EmbeddedBrokerError, SidecarError) as exc:
-        print(f"llm-sidecar: error: {exc}", file=sys.stderr)
+        print(_fatal_line(str(exc)), file=sys.stderr)
         return EXIT_USAGE if isinstance(exc, ConfigError) else EXIT_FAILED
     except KeyboardInterrupt:
         return 130
@@ -265,19 +268,40 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(doc, ensure_ascii=False)
 
 
+def _plain_fatal_line(message: str, worker: str | None = None) -> str:
+    who = "" if worker is None else f"[worker {worker}] "
+    return f"{who}llm-sidecar: error: {message}"
+
+
+_fatal_line: Callable[[str], str] = _plain_fatal_line
+"""How :func:`main` writes the one line of an expected failure: as the logs are written, once
+they are set up (a JSON object with ``log_format: json``, the worker named in a worker)."""
+
+
 def _setup_logging(
     settings: Settings | None, override: str | None, *, worker: str | None = None
 ) -> None:
     """Log to stderr; a worker of ``run --workers`` names itself in every line."""
+    global _fatal_line
     level = override or (settings.log_level if settings else "INFO")
     handler = logging.StreamHandler(sys.stderr)
     if settings is not None and settings.log_format == "json":
-        handler.setFormatter(JsonFormatter(worker))
+        formatter = JsonFormatter(worker)
+        handler.setFormatter(formatter)
+
+        def json_line(message: str) -> str:
+            record = logging.makeLogRecord(
+                {"name": "sidecar", "levelno": logging.ERROR, "levelname": "ERROR", "msg": message}
+            )
+            return formatter.format(record)
+
+        _fatal_line = json_line
     else:
         who = "" if worker is None else f"[worker {worker}] "
         handler.setFormatter(
             logging.Formatter(f"%(asctime)s %(levelname)-7s {who}%(name)s: %(message)s")
         )
+        _fatal_line = functools.partial(_plain_fatal_line, worker=worker)
     logging.basicConfig(level=level, handlers=[handler], force=True)
     # aiokafka logs every rebalance step at INFO; keep it for debugging only.
     logging.getLogger("aiokafka").setLevel(max(logging.getLevelName(level), logging.WARNING))

@@ -234,6 +234,44 @@ def test_json_logs_are_one_valid_object_per_line(tmp_path: Path) -> None:
         assert {"ts", "level", "logger", "msg"} <= set(doc)
 
 
+@pytest.mark.parametrize("log_format", ["text", "json"])
+def test_a_fatal_error_is_written_as_the_logs_are_and_names_the_worker(
+    log_format: str, tmp_path: Path
+) -> None:
+    """A worker of ``run --workers`` that cannot start says which worker it is, and with JSON
+    logs its last line is a JSON object like the others, not plain text among them."""
+    import json
+    import socket
+
+    config = tmp_path / "c.yaml"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        config.write_text(
+            f"log_format: {log_format}\n"
+            "kafka: {bootstrap_servers: '127.0.0.1:1', request_timeout_ms: 2000}\n"
+            f"http: {{host: 127.0.0.1, port: {port - 1}}}\n"
+        )
+        result = run("run", "--config", str(config), "--worker=1/2")
+    assert result.returncode == 2, result.stderr
+    last = result.stderr.splitlines()[-1]
+    if log_format == "json":
+        doc = json.loads(last)
+        assert doc["level"] == "ERROR" and doc["worker"] == "1"
+        assert doc["msg"].startswith(f"cannot listen on 127.0.0.1:{port}")
+    else:
+        assert last.startswith(f"[worker 1] llm-sidecar: error: cannot listen on 127.0.0.1:{port}")
+
+
+def test_a_fatal_error_before_the_logs_are_set_up_is_plain(tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text("log_format: json\nkafka: {topics: []}\n")
+    result = run("run", "--config", str(config), "--worker=0/2")
+    assert result.returncode == 2
+    assert result.stderr.startswith("llm-sidecar: error: "), result.stderr
+
+
 @pytest.mark.parametrize(
     ("out", "reason"),
     [("/proc/nope/v.jsonl", "No such file or directory"), ("/tmp", "Is a directory")],
