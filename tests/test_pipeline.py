@@ -6,11 +6,13 @@ from pathlib import Path
 from typing import ClassVar
 
 import orjson
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sidecar.checks import Check, CheckResult, register
 from sidecar.errors import CheckError, CheckTimeout
 from sidecar.events import Event
-from sidecar.pipeline import Pipeline
+from sidecar.pipeline import Outcome, Pipeline, Verdict
 from sidecar.rules import load_rules
 from sidecar.scan import ScanPattern, literal
 from sidecar.sources.base import Record
@@ -243,3 +245,35 @@ rules:
     # "ok" is settled by the scan (no "slow"): it fails (expect: true) without a call
     assert [v.passed for v in fast] == [True, True, False, True, False] + [True] * 5
     assert fast_stats.counts[0][:2] == [0, 2]
+
+
+_texts = st.text(st.characters(codec="utf-8"), max_size=12)
+_values = st.one_of(st.none(), st.booleans(), st.floats(allow_nan=False, allow_infinity=False))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    event_id=_texts.filter(bool),
+    checks=st.dictionaries(
+        _texts,
+        st.tuples(_values, st.one_of(st.none(), st.booleans()), st.one_of(st.none(), _texts)),
+        max_size=6,
+    ),
+    judge=st.dictionaries(_texts, st.floats(allow_nan=False, allow_infinity=False), max_size=3),
+    shared=st.booleans(),
+)
+def test_verdict_json_is_exactly_its_dict_as_json(
+    event_id: str,
+    checks: dict[str, tuple[bool | float | None, bool | None, str | None]],
+    judge: dict[str, float],
+    shared: bool,
+) -> None:
+    """to_json() puts the JSON together from cached pieces: it must be byte for byte what
+    serialising to_dict() gives, escapes, floats and a shared outcome included."""
+    outcomes = {rid: Outcome(*args) for rid, args in checks.items()}
+    if shared and outcomes:  # one instance under every rule, as the pipeline shares them
+        first = next(iter(outcomes.values()))
+        outcomes = dict.fromkeys(outcomes, first)
+    verdict = Verdict(Event(id=event_id, response="r"), outcomes, "v1", judge=judge)
+    for _ in range(2):  # made, then from the caches
+        assert verdict.to_json() == orjson.dumps(verdict.to_dict())
