@@ -2,7 +2,7 @@
 
     python bench/latency.py [--rate 5000] [--seconds 20] [--partitions 3]
         [--rules rules/default.yaml] [--fetch-wait-ms 20] [--max-batch 500]
-        [--verdict-slice 100]
+        [--verdict-slice 100] [--backlog]
 
 Starts the embedded broker and the sidecar (the same App as ``run``), and a separate producer
 process that sends ~1 KB events at ``--rate`` events per second, each stamped with its send
@@ -16,6 +16,13 @@ against its schedule; on a busy machine the producer falls behind too), and a pl
 consumer in its own process and group, doing nothing but ``getmany`` on the same topic with the
 same fetch wait: the time from send to its receipt is what the broker and the machine cost
 before llm-sidecar does anything.
+
+A last line gives the sidecar's own share: for every record, the time from the moment its batch
+reached the sidecar's batch loop (the consumer's ``getmany`` returned it) to its verdict. It
+leaves out the broker and the time a record waits in the consumer's fetch buffer while the
+batch before it is checked. ``--backlog`` measures it at the sidecar's maximum rate: every event
+is sent before the sidecar starts reading, so each batch it takes is as large as
+``kafka.max_batch`` allows, which bounds that time at any lower rate.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 from prometheus_client import CollectorRegistry
@@ -37,6 +44,7 @@ from sidecar.app import App
 from sidecar.embedded import EmbeddedBroker, create_topic
 from sidecar.pipeline import Verdict
 from sidecar.settings import Settings
+from sidecar.sources.base import Record
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -130,20 +138,48 @@ async def main() -> None:
     ap.add_argument("--fetch-wait-ms", type=int, default=20)
     ap.add_argument("--max-batch", type=int, default=None, help="kafka.max_batch")
     ap.add_argument("--verdict-slice", type=int, default=None, help="limits.verdict_slice")
+    ap.add_argument(
+        "--backlog",
+        action="store_true",
+        help="send everything first, then let the sidecar read it at its maximum rate "
+        "(its own receipt->verdict time at full batches, an upper bound for lower rates)",
+    )
     args = ap.parse_args()
     rules = args.rules or [REPO / "rules" / "default.yaml"]
     latencies: list[float] = []
+    own: list[float] = []
+    """From the moment the sidecar's batch loop received the record to its verdict."""
+    received: dict[float, float] = {}
+    span = [float("inf"), 0.0]
+    """The first receipt and the last verdict."""
     expected = 0
     all_in = asyncio.Event()
 
     def record(verdicts: Sequence[Verdict]) -> None:
-        now = time.time()
+        now = span[1] = time.time()
         for v in verdicts:
             sent = (v.event.model_extra or {}).get("sent")
             if isinstance(sent, float):
                 latencies.append(now - sent)
+                got = received.pop(sent, None)
+                if got is not None:
+                    own.append(now - got)
         if expected and len(latencies) >= expected:
             all_in.set()
+
+    def stamp_receipt(app: App) -> None:
+        """Note when each record reaches the batch loop (its send stamp is the key)."""
+        batches = app.source.batches
+
+        async def stamped() -> AsyncIterator[list[Record]]:
+            async for batch in batches():
+                now = time.time()
+                span[0] = min(span[0], now)
+                for r in batch:
+                    received[float(r.value.rsplit(b'"sent":', 1)[1][:-1])] = now
+                yield batch
+
+        app.source.batches = stamped  # type: ignore[method-assign]
 
     with EmbeddedBroker() as broker:
         topic = f"latency-{uuid.uuid4().hex[:6]}"
@@ -176,7 +212,9 @@ async def main() -> None:
         )
         await app.start()
         app.settle_heap()  # as `llm-sidecar run` does (limits.tune_gc)
-        runner = asyncio.create_task(app.run())
+        stamp_receipt(app)
+        # With --backlog the sidecar starts reading only once everything is sent.
+        runner = None if args.backlog else asyncio.create_task(app.run())
         try:
             assert baseline.stdout is not None
             await asyncio.wait_for(baseline.stdout.readline(), 60)  # "ready"
@@ -194,6 +232,8 @@ async def main() -> None:
                 stdout=subprocess.PIPE,
             )
             out, _ = await producer.communicate()
+            if runner is None:
+                runner = asyncio.create_task(app.run())
             fields = out.decode().split()
             sent = expected = int(fields[0]) if fields else 0
             late = [float(x) for x in fields[1:3]]
@@ -206,10 +246,19 @@ async def main() -> None:
             if baseline.returncode is None:
                 baseline.kill()
             app.request_stop()
-            await asyncio.wait_for(runner, 30)
+            if runner is not None:
+                await asyncio.wait_for(runner, 30)
             await app.stop()
     if not latencies:
         print("no verdicts: did the producer run?")
+        return
+    if args.backlog:
+        print(
+            f"{sent} events sent first, then read as fast as the sidecar goes: about "
+            f"{len(own) / (span[1] - span[0]):,.0f} events/s (its maximum here); the time "
+            "from send includes the wait in the backlog and is not shown"
+        )
+        print(f"llm-sidecar, receipt->verdict: {summary([x * 1000 for x in own])}")
         return
     base_ms = [float(x) for x in base_out.decode().split()]
     cfg = settings.kafka
@@ -226,6 +275,11 @@ async def main() -> None:
         f"llm-sidecar, send->verdict:    {summary([x * 1000 for x in latencies])} "
         f"({len(latencies)} verdicts)"
     )
+    if own:
+        print(
+            f"llm-sidecar, receipt->verdict: {summary([x * 1000 for x in own])} "
+            f"({len(own)} verdicts)"
+        )
 
 
 if __name__ == "__main__":
