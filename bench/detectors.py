@@ -158,7 +158,11 @@ def team_labelled(
             outcome = detect(r)
             binary.add(outcome != "compliance", r.label != "compliance")
             same += outcome == r.label
-        print(f"   {name:<28} {binary.row()}  three-way {same / len(rows):.3f}")
+        low, high = binary.accuracy_interval()
+        print(
+            f"   {name:<28} {binary.row()}  three-way {same / len(rows):.3f}  "
+            f"(acc 95 % {low:.3f}-{high:.3f})"
+        )
 
 
 def without(rows: Sequence[Row], source: str) -> list[Row]:

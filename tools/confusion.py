@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 
@@ -49,6 +50,18 @@ class Confusion:
     @property
     def accuracy(self) -> float:
         return (self.tp + self.tn) / self.n if self.n else 0.0
+
+    def accuracy_interval(self, z: float = 1.96) -> tuple[float, float]:
+        """Wilson score interval of the accuracy (95 % by default): how far the figure could
+        move on another sample of the same size."""
+        n = self.n
+        if not n:
+            return 0.0, 1.0
+        p = self.accuracy
+        centre = p + z * z / (2 * n)
+        spread = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+        scale = 1 + z * z / n
+        return max(0.0, (centre - spread) / scale), min(1.0, (centre + spread) / scale)
 
     def row(self) -> str:
         return (

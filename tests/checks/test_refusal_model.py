@@ -435,3 +435,17 @@ def test_three_way_labels_join_the_sources_by_id(tmp_path: Path) -> None:
     labels.write_text('{"id": "gptfuzz:0", "label": "compliance"}\n' * 2)
     with pytest.raises(ValueError, match="labelled twice"):
         load_team_labels(data, labels)
+
+
+def test_the_accuracy_interval_is_wilsons() -> None:
+    """The interval the detector bench prints beside each accuracy: Wilson's, as computed
+    apart for 580 of 662, and n / (n + z²) below an all-correct sample of n."""
+    from tools.confusion import Confusion
+
+    c = Confusion(tp=230, fp=14, tn=350, fn=68)  # 580 of 662 right: 0.876
+    low, high = c.accuracy_interval()
+    assert low == pytest.approx(0.8487, abs=5e-4)
+    assert high == pytest.approx(0.8992, abs=5e-4)
+    assert low < c.accuracy < high
+    assert Confusion(tp=10).accuracy_interval() == (pytest.approx(0.7225, abs=5e-4), 1.0)
+    assert Confusion().accuracy_interval() == (0.0, 1.0)
