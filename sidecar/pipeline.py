@@ -43,8 +43,9 @@ PASS, FAIL, ERROR, TIMEOUT, NOT_APPLICABLE = range(len(RESULTS))
 _UNSCANNED: Any = object()
 _NOTHING_FOUND: frozenset[int] = frozenset()
 _ANY_EVENT = Event(id="-", response="")
-_MEMO_SIZE = 64
-"""Distinct boolean results per rule and batch whose outcome instance is shared."""
+_MEMO_SIZE = 1024
+"""Distinct boolean results per rule whose outcome instance is kept and shared (a length
+rule's "850 characters", say): past that, the rule's store starts afresh."""
 
 
 @dataclass(slots=True)
@@ -163,6 +164,9 @@ class Pipeline:
         once per pipeline (not per batch: a batch of one event is the inline API's case)."""
         self._absent_outcomes: dict[int, Outcome] = {}
         """The outcomes of those results, also made once per pipeline."""
+        self._memo: list[dict[CheckResult, Outcome]] = [{} for _ in self.rules]
+        """Per rule, the outcome instance of each boolean result seen (bounded by
+        :data:`_MEMO_SIZE`), shared by every event with that result, across batches."""
 
     def process(
         self,
@@ -418,9 +422,10 @@ class Pipeline:
         counts = stats.counts[i]
         consecutive = rule.consecutive_timeouts
         limit = self.timeouts_to_disable
-        # Outcomes of boolean results repeat (False, no detail): one instance each serves
-        # every event (outcomes are never modified once made).
-        memo: dict[CheckResult, Outcome] = {}
+        # Outcomes of boolean results repeat (False, no detail; "850 characters"): one
+        # instance each serves every event of every batch (outcomes are never modified once
+        # made, so the inline API's thread may share them too).
+        memo = self._memo[i]
         prev = -1
         stop: int | None = None
         for k, j in enumerate(calls):
@@ -467,7 +472,9 @@ class Pipeline:
             if o is None:
                 ok = bool(value) is expect if expect is not None else passed(value)
                 o = Outcome(value, ok, detail)
-                if shareable and len(memo) < _MEMO_SIZE:
+                if shareable:
+                    if len(memo) >= _MEMO_SIZE:
+                        memo.clear()
                     memo[result] = o
             if o.passed:
                 counts[PASS] += 1

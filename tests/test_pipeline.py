@@ -277,3 +277,24 @@ def test_verdict_json_is_exactly_its_dict_as_json(
     verdict = Verdict(Event(id=event_id, response="r"), outcomes, "v1", judge=judge)
     for _ in range(2):  # made, then from the caches
         assert verdict.to_json() == orjson.dumps(verdict.to_dict())
+
+
+def test_outcomes_of_repeated_results_are_shared_across_batches_and_bounded(
+    tmp_path: Path,
+) -> None:
+    """A length rule's "N characters" repeats from batch to batch: every event with it gets
+    the same outcome instance, and the store of them stays bounded."""
+    from sidecar import pipeline as module
+
+    p = pipeline(tmp_path, "rules:\n  - {id: short, check: length_less_than, params: {value: 5}}\n")
+    first, _ = p.run([Event(id="a", response="abc"), Event(id="b", response="abcdefgh")])
+    second, _ = p.run([Event(id="c", response="xyz"), Event(id="d", response="abcdefgh")])
+    assert first[0].checks["short"] is second[0].checks["short"]  # "3 characters"
+    assert first[1].checks["short"] is second[1].checks["short"]  # "8 characters", failed
+    assert second[1].checks["short"].passed is False
+    many = [Event(id=str(n), response="x" * n) for n in range(module._MEMO_SIZE + 50)]
+    verdicts, _ = p.run(many)
+    assert len(p._memo[0]) <= module._MEMO_SIZE
+    assert [v.checks["short"].detail for v in verdicts[-3:]] == [
+        f"{n} characters" for n in range(module._MEMO_SIZE + 47, module._MEMO_SIZE + 50)
+    ]
