@@ -56,11 +56,41 @@ def _trim(token: str) -> str:
     return token[:end]
 
 
+_GATE = re.compile(r"://|www\.", re.IGNORECASE)
+"""What every link holds; where a link starts is at most :data:`_SCHEME_MAX` before it."""
+_SCHEME_MAX = 32
+
+
+def _link_tokens(text: str) -> list[str]:
+    """What ``_LINK.finditer(text)`` finds, without running ``_LINK`` from every position:
+    its look-behind and scheme make it cost about 50 µs on 1 KB of prose, while every match
+    holds "://" (at most 32 characters after its start) or starts at "www.". So each search
+    starts at most 32 characters before the next such marker: no match can start earlier,
+    and the search finds the same match that ``finditer`` would find next."""
+    out: list[str] = []
+    pos = 0
+    folded = text.lower() if text.isascii() else None  # the same indices as text
+    while True:
+        if folded is not None:
+            scheme, www = folded.find("://", pos), folded.find("www.", pos)
+            at = scheme if www < 0 else www if scheme < 0 else min(scheme, www)
+            if at < 0:
+                return out
+        else:
+            gate = _GATE.search(text, pos)
+            if gate is None:
+                return out
+            at = gate.start()
+        m = _LINK.search(text, max(pos, at - _SCHEME_MAX))
+        if m is None:
+            return out
+        out.append(m.group())
+        pos = m.end()
+
+
 def find_links(text: str) -> list[str]:
     """Every link-looking token in the text, trimmed, in order."""
-    if "://" not in text and "www." not in text.lower():
-        return []
-    return [t for t in (_trim(m.group()) for m in _LINK.finditer(text)) if t]
+    return [t for t in map(_trim, _link_tokens(text)) if t]
 
 
 def _host_problem(host: str) -> str | None:

@@ -6,11 +6,13 @@ import time
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from sidecar.checks import CheckContext, get_check
 from sidecar.checks.base import Check, CheckResult
-from sidecar.checks.links import find_links, link_problem
+from sidecar.checks.links import _LINK, _link_tokens, find_links, link_problem
 from sidecar.events import Event
 
 EV = Event(id="e1", response="r")
@@ -42,6 +44,25 @@ def run(name: str, text: str) -> CheckResult:
 )
 def test_find_links(text: str, links: list[str]) -> None:
     assert find_links(text) == links
+
+
+# Pieces that make and break links: schemes of every length (a scheme may hold "www." and
+# "-"), the markers alone, characters the look-behind refuses, case, non-ASCII text (whose
+# lower case can change length), and the characters that end a link.
+_PIECES = [
+    "http://", "HTTPS://", "://", "www.", "WwW.", "s3://", "ab-", "x", "-", ".", "+", "a" * 40,
+    "b1", "\u0130", "\u00e9", "ftp", " ", "\n", "<", ">", "'", "`", '"', "(", ")", "/path",
+    "?q=1", "example.com",
+]  # fmt: skip
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=14))
+def test_link_tokens_are_what_the_pattern_finds_everywhere(pieces: list[str]) -> None:
+    """The marker-guided search finds exactly what running the link pattern from every
+    position finds: the same tokens, in the same order."""
+    text = "".join(pieces)
+    assert _link_tokens(text) == [m.group() for m in _LINK.finditer(text)]
 
 
 @pytest.mark.parametrize(
