@@ -166,3 +166,23 @@ def test_huge_input_is_linear(text: str) -> None:
     start = time.perf_counter()
     check(text, EV)
     assert time.perf_counter() - start < 10.0  # a guard against blow-ups, not a figure
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    st.one_of(
+        st.text(alphabet="0123456789abcdefABCDEF.:%x-", max_size=45),
+        st.ip_addresses().map(str),
+    )
+)
+def test_only_what_could_be_an_address_is_parsed_as_one(host: str) -> None:
+    """A host is tried as an IP address only if it starts with a digit or holds ":": every
+    string the address parser accepts does, so no address is taken for a bad name."""
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return
+    assert host[0].isdigit() or ":" in host
+    assert link_problem(f"http://{host}/" if ":" not in host else f"http://[{host}]/") is None
