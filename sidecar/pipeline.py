@@ -167,6 +167,8 @@ class Pipeline:
         self._memo: list[dict[CheckResult, Outcome]] = [{} for _ in self.rules]
         """Per rule, the outcome instance of each boolean result seen (bounded by
         :data:`_MEMO_SIZE`), shared by every event with that result, across batches."""
+        self._not_applicable: list[dict[str, Outcome]] = [{} for _ in self.rules]
+        """Per rule, the same for each reason it could not apply (its detail)."""
 
     def process(
         self,
@@ -425,7 +427,7 @@ class Pipeline:
         # Outcomes of boolean results repeat (False, no detail; "850 characters"): one
         # instance each serves every event of every batch (outcomes are never modified once
         # made, so the inline API's thread may share them too).
-        memo = self._memo[i]
+        memo, skipped = self._memo[i], self._not_applicable[i]
         prev = -1
         stop: int | None = None
         for k, j in enumerate(calls):
@@ -451,9 +453,16 @@ class Pipeline:
                         break
                 continue
             except CheckError as exc:
-                # The event lacks what the check needs (no ground truths, say).
+                # The event lacks what the check needs (no ground truths, say): the same few
+                # reasons over and over, so their outcomes are shared like boolean results.
                 counts[NOT_APPLICABLE] += 1
-                column[j] = Outcome(None, None, f"not applicable: {exc}")
+                reason = f"not applicable: {exc}"
+                o = skipped.get(reason)
+                if o is None:
+                    if len(skipped) >= _MEMO_SIZE:
+                        skipped.clear()
+                    o = skipped[reason] = Outcome(None, None, reason)
+                column[j] = o
                 continue
             except Exception as exc:
                 counts[ERROR] += 1

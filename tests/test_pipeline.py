@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from sidecar.checks import Check, CheckResult, register
 from sidecar.errors import CheckError, CheckTimeout
 from sidecar.events import Event
-from sidecar.pipeline import Outcome, Pipeline, Verdict
+from sidecar.pipeline import NOT_APPLICABLE, Outcome, Pipeline, Verdict
 from sidecar.rules import load_rules
 from sidecar.scan import ScanPattern, literal
 from sidecar.sources.base import Record
@@ -295,6 +295,13 @@ def test_outcomes_of_repeated_results_are_shared_across_batches_and_bounded(
     many = [Event(id=str(n), response="x" * n) for n in range(module._MEMO_SIZE + 50)]
     verdicts, _ = p.run(many)
     assert len(p._memo[0]) <= module._MEMO_SIZE
+    # The reasons a rule could not apply repeat too, and share their outcome the same way.
+    q = pipeline(tmp_path, "rules:\n  - {id: gt, check: test_needs_ground_truths}\n")
+    (a, b), stats = q.run([Event(id="a", response="x"), Event(id="b", response="y")])
+    (c,), _ = q.run([Event(id="c", response="z")])
+    assert a.checks["gt"] is b.checks["gt"] is c.checks["gt"]
+    assert a.checks["gt"].detail == "not applicable: no ground_truths"
+    assert stats.counts[0][NOT_APPLICABLE] == 2
     assert [v.checks["short"].detail for v in verdicts[-3:]] == [
         f"{n} characters" for n in range(module._MEMO_SIZE + 47, module._MEMO_SIZE + 50)
     ]
