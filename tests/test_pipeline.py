@@ -305,3 +305,20 @@ def test_outcomes_of_repeated_results_are_shared_across_batches_and_bounded(
     assert [v.checks["short"].detail for v in verdicts[-3:]] == [
         f"{n} characters" for n in range(module._MEMO_SIZE + 47, module._MEMO_SIZE + 50)
     ]
+
+
+def test_an_outcome_keeps_its_json_at_its_size() -> None:
+    """Shared outcomes keep their JSON as long as the rule set lives (up to thousands per
+    rule): each must hold its bytes, not the 4 KB buffer the encoder wrote them into."""
+    import tracemalloc
+
+    outcomes = [Outcome(True, True, f"{n} characters") for n in range(500)]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        kept = [o.json() for o in outcomes]
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kept[7] == b'{"value":true,"passed":true,"detail":"7 characters"}'
+    assert grown < 500 * 200, grown
