@@ -70,9 +70,16 @@ def _link_tokens(text: str) -> list[str]:
     out: list[str] = []
     pos = 0
     folded = text.lower() if text.isascii() else None  # the same indices as text
+    # The next "://" and "www." at or after pos (-1: none left). Each is looked for again only
+    # once pos has passed it, so text full of one marker and short of the other is still read
+    # once, not once per link.
+    scheme = www = -2
     while True:
         if folded is not None:
-            scheme, www = folded.find("://", pos), folded.find("www.", pos)
+            if scheme != -1 and scheme < pos:
+                scheme = folded.find("://", pos)
+            if www != -1 and www < pos:
+                www = folded.find("www.", pos)
             at = scheme if www < 0 else www if scheme < 0 else min(scheme, www)
             if at < 0:
                 return out
