@@ -46,7 +46,11 @@ _ANY_EVENT = Event(id="-", response="")
 _MEMO_SIZE = 2048
 """Distinct boolean results per rule whose outcome instance is kept and shared (a length
 rule's "850 characters", say: 1,336 distinct ones in 20k benchmark events): past that, the
-rule's store starts afresh. At most about 0.6 MB per rule."""
+rule's store starts afresh."""
+_SHARED_DETAIL_CHARS = 80
+"""Only results with a detail this short are kept and shared, so a rule's store holds at most
+about 1 MB. A detail can quote its event (a secret's name, a masked address): a short one may
+stay in memory as long as the rule set, a longer one goes with its batch."""
 
 
 @dataclass(slots=True)
@@ -488,9 +492,11 @@ class Pipeline:
                 reason = f"not applicable: {exc}"
                 o = skipped.get(reason)
                 if o is None:
-                    if len(skipped) >= _MEMO_SIZE:
-                        skipped.clear()
-                    o = skipped[reason] = Outcome(None, None, reason)
+                    o = Outcome(None, None, reason)
+                    if len(reason) <= _SHARED_DETAIL_CHARS:
+                        if len(skipped) >= _MEMO_SIZE:
+                            skipped.clear()
+                        skipped[reason] = o
                 column[j] = o
                 continue
             except Exception as exc:
@@ -504,7 +510,7 @@ class Pipeline:
             consecutive = 0
             value, detail = result
             shareable = (value is True or value is False) and (
-                detail is None or type(detail) is str
+                detail is None or (type(detail) is str and len(detail) <= _SHARED_DETAIL_CHARS)
             )
             o = memo.get(result) if shareable else None
             if o is None:

@@ -45,6 +45,14 @@ class _Broken(Check):  # type: ignore[type-arg]
         raise ZeroDivisionError
 
 
+@register
+class _SaysTheText(Check):  # type: ignore[type-arg]
+    name: ClassVar[str] = "test_says_the_text"
+
+    def __call__(self, text: str, event: Event) -> CheckResult:
+        return CheckResult(True, text)
+
+
 def pipeline(tmp_path: Path, rules: str, **kw: int) -> Pipeline:
     path = tmp_path / "r.yaml"
     path.write_text(rules)
@@ -322,3 +330,16 @@ def test_an_outcome_keeps_its_json_at_its_size() -> None:
         tracemalloc.stop()
     assert kept[7] == b'{"value":true,"passed":true,"detail":"7 characters"}'
     assert grown < 500 * 200, grown
+
+
+def test_a_long_detail_is_not_kept_past_its_batch(tmp_path: Path) -> None:
+    """A detail can quote its event: a long one (here the whole answer) must not be kept in
+    the rule's store of shared outcomes, where it would live as long as the rule set."""
+    from sidecar import pipeline as module
+
+    p = pipeline(tmp_path, "rules:\n  - {id: says, check: test_says_the_text}\n")
+    short, long = "x" * module._SHARED_DETAIL_CHARS, "y" * (module._SHARED_DETAIL_CHARS + 1)
+    verdicts, _ = p.run([Event(id=str(i), response=t) for i, t in enumerate([short, long] * 2)])
+    assert [v.checks["says"].detail for v in verdicts] == [short, long] * 2
+    assert verdicts[0].checks["says"] is verdicts[2].checks["says"]
+    assert [r.detail for r in p._memo[0]] == [short]
