@@ -174,7 +174,8 @@ async def main() -> None:
         async def stamped() -> AsyncIterator[list[Record]]:
             async for batch in batches():
                 now = time.time()
-                span[0] = min(span[0], now)
+                if batch:  # an idle turn is not the first receipt
+                    span[0] = min(span[0], now)
                 for r in batch:
                     received[float(r.value.rsplit(b'"sent":', 1)[1][:-1])] = now
                 yield batch
@@ -218,7 +219,7 @@ async def main() -> None:
         try:
             assert baseline.stdout is not None
             await asyncio.wait_for(baseline.stdout.readline(), 60)  # "ready"
-            await asyncio.sleep(5)  # the sidecar's group join
+            await asyncio.sleep(5)  # the sidecar's group join (with --backlog: its start)
             load = Path("/proc/loadavg").read_text().split()[0]
             producer = await asyncio.create_subprocess_exec(
                 sys.executable,

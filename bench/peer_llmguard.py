@@ -22,11 +22,13 @@ come from the same rule file.
 Two comparisons, each printing both rates and their ratio. The sides take turns, pass by pass,
 for ``--repeat`` rounds (a machine that slows down for a while slows both), and each rate is
 that side's best pass, by the clock and per CPU second of its process (the steadier figure on a
-shared machine):
+shared machine). Both sides run in one process each for all their passes, so later passes
+find their caches warm (llm-sidecar's shared outcomes, say), as a long-running stream does:
 
 - *as replay runs*, the one the target is judged on: llm-sidecar decodes each raw line, checks
-  it and writes its verdict's JSON; llm-guard's ``scan_output`` gets events parsed before its
-  clock starts and writes nothing. This counts work on our side that the other side skips.
+  it and makes its verdict's JSON (as replay does before writing it); llm-guard's
+  ``scan_output`` gets events parsed before its clock starts and makes nothing. This counts
+  work on our side that the other side skips.
 - *both from the raw line*: each side parses the line and checks it (llm-guard with
   ``json.loads``), and neither writes its results: the same work on both sides.
 """
@@ -40,6 +42,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import IO, Any
 
 import yaml
 
@@ -68,12 +71,13 @@ def raw():
         doc = json.loads(line)
         scan_output(scanners, doc.get("prompt") or "", doc.get("response") or "", False)
 runs = {"parsed": parsed, "raw": raw}
-print(json.dumps({"events": len(docs)}), flush=True)
+# Replies start with "@@ ", so that anything else on stdout (a library's log line) is skipped.
+print("@@ " + json.dumps({"events": len(docs)}), flush=True)
 for command in sys.stdin:  # one timed pass per line naming a mode
     started, used = time.perf_counter(), time.process_time()
     runs[command.strip()]()
     seconds, cpu = time.perf_counter() - started, time.process_time() - used
-    print(json.dumps({"seconds": seconds, "cpu_seconds": cpu}), flush=True)
+    print("@@ " + json.dumps({"seconds": seconds, "cpu_seconds": cpu}), flush=True)
 """
 
 HOW = (
@@ -129,7 +133,7 @@ def main() -> int:
     ap.add_argument("--peer-python", default=sys.executable)
     ap.add_argument("--rules", type=Path)
     ap.add_argument("--limit", type=int, default=10**9)
-    ap.add_argument("--repeat", type=int, default=5, help="rounds of passes (default 5)")
+    ap.add_argument("--repeat", type=_positive, default=5, help="rounds of passes (default 5)")
     ap.add_argument(
         "--untuned", action="store_true", help="keep Python's garbage collector settings"
     )
@@ -184,11 +188,11 @@ def main() -> int:
     best_ours = [inf for _ in pairs]
     best_theirs = [inf for _ in pairs]
     try:
-        ready = peer.stdout.readline()
-        if not ready:
+        ready = _reply(peer.stdout)
+        if ready is None:
             print("llm-guard's side failed to start", file=sys.stderr)
             return 1
-        theirs_events = json.loads(ready)["events"]
+        theirs_events = ready["events"]
         # Round by round, each side's pass of each pair in turn: a machine that slows down for
         # a while slows both sides, and each keeps its best pass.
         for _ in range(args.repeat):
@@ -196,7 +200,10 @@ def main() -> int:
                 best_ours[k] = _best(best_ours[k], ours.once(encode=encode))
                 peer.stdin.write(mode + "\n")
                 peer.stdin.flush()
-                got = json.loads(peer.stdout.readline())
+                got = _reply(peer.stdout)
+                if got is None:
+                    print("llm-guard's side stopped answering", file=sys.stderr)
+                    return 1
                 best_theirs[k] = _best(best_theirs[k], (got["seconds"], got["cpu_seconds"]))
     finally:
         peer.stdin.close()
@@ -216,6 +223,22 @@ def main() -> int:
             f"  ratio llm-sidecar/llm-guard:  {a / b:>9.1f} (per CPU second: {a_cpu / b_cpu:.1f})"
         )
     return 0
+
+
+def _positive(text: str) -> int:
+    n = int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return n
+
+
+def _reply(stream: IO[str]) -> dict[str, Any] | None:
+    """The peer's next reply (a line starting with "@@ "), or None once it has exited."""
+    for line in stream:
+        if line.startswith("@@ "):
+            reply: dict[str, Any] = json.loads(line[3:])
+            return reply
+    return None
 
 
 def _best(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
