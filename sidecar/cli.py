@@ -269,8 +269,10 @@ class JsonFormatter(logging.Formatter):
 
 
 def _plain_fatal_line(message: str, worker: str | None = None) -> str:
-    who = "" if worker is None else f"[worker {worker}] "
-    return f"{who}llm-sidecar: error: {message}"
+    line = f"llm-sidecar: error: {message}"
+    if worker is None:
+        return line
+    return "\n".join(f"[worker {worker}] {part}" for part in line.splitlines())
 
 
 _fatal_line: Callable[[str], str] = _plain_fatal_line

@@ -264,6 +264,17 @@ def test_a_fatal_error_is_written_as_the_logs_are_and_names_the_worker(
         assert last.startswith(f"[worker 1] llm-sidecar: error: cannot listen on 127.0.0.1:{port}")
 
 
+def test_every_line_of_a_workers_fatal_error_names_the_worker() -> None:
+    from sidecar.cli import _plain_fatal_line
+
+    message = "rules do not load:\n  a.yaml: rule x: unknown check"
+    assert _plain_fatal_line(message, "2").splitlines() == [
+        "[worker 2] llm-sidecar: error: rules do not load:",
+        "[worker 2]   a.yaml: rule x: unknown check",
+    ]
+    assert _plain_fatal_line(message) == f"llm-sidecar: error: {message}"
+
+
 def test_a_fatal_error_before_the_logs_are_set_up_is_plain(tmp_path: Path) -> None:
     config = tmp_path / "c.yaml"
     config.write_text("log_format: json\nkafka: {topics: []}\n")
