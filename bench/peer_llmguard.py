@@ -46,6 +46,8 @@ from typing import IO, Any
 
 import yaml
 
+from sidecar.cli import _whole_number
+
 PEER = r"""
 import json, sys, time
 rules = json.loads(sys.argv[2])
@@ -133,7 +135,9 @@ def main() -> int:
     ap.add_argument("--peer-python", default=sys.executable)
     ap.add_argument("--rules", type=Path)
     ap.add_argument("--limit", type=int, default=10**9)
-    ap.add_argument("--repeat", type=_positive, default=5, help="rounds of passes (default 5)")
+    ap.add_argument(
+        "--repeat", type=_whole_number(1, 1000), default=5, help="rounds of passes (default 5)"
+    )
     ap.add_argument(
         "--untuned", action="store_true", help="keep Python's garbage collector settings"
     )
@@ -223,13 +227,6 @@ def main() -> int:
             f"  ratio llm-sidecar/llm-guard:  {a / b:>9.1f} (per CPU second: {a_cpu / b_cpu:.1f})"
         )
     return 0
-
-
-def _positive(text: str) -> int:
-    n = int(text)
-    if n < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return n
 
 
 def _reply(stream: IO[str]) -> dict[str, Any] | None:
