@@ -374,13 +374,19 @@ class App(Lifecycle):
         """Observe the oldest event of a slice: how stale the freshest verdicts can be."""
         now = time.time()
         oldest: float | None = None
-        for v in verdicts:
-            if v.event.ts is not None:
-                try:
-                    ts = v.event.ts.timestamp()
-                except (ValueError, OverflowError, OSError):  # year 1 without a zone, say
-                    continue
-                oldest = ts if oldest is None else min(oldest, ts)
+        stamped = [ts for v in verdicts if (ts := v.event.ts) is not None]
+        if stamped:
+            try:  # the earliest by comparison, then one conversion: the usual case
+                oldest = min(stamped).timestamp()
+            except (TypeError, ValueError, OverflowError, OSError):
+                # Zoned and zoneless times mixed, or one that has no timestamp (year 1
+                # without a zone, say): each converted on its own, the bad ones left out.
+                for ts in stamped:
+                    try:
+                        t = ts.timestamp()
+                    except (ValueError, OverflowError, OSError):
+                        continue
+                    oldest = t if oldest is None else min(oldest, t)
         if oldest is None:
             stamps = [r.timestamp_ms for r in batch if r.timestamp_ms]
             if stamps:

@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
+import random
 import subprocess
+import time
 from collections import Counter
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 
+from sidecar.app import App
 from sidecar.checks.reachability import ProberCollector
 from sidecar.errors import ConfigError
 from sidecar.events import Attack, Event
 from sidecar.metrics import OTHER, LabelFolder, SidecarMetrics, render, set_created_series
-from sidecar.pipeline import Outcome, Pipeline, Verdict
+from sidecar.pipeline import BatchStats, Outcome, Pipeline, Verdict
 from sidecar.rules import load_rules
-from sidecar.settings import ExportSettings, LabelSettings, WindowSettings
+from sidecar.settings import ExportSettings, LabelSettings, Settings, WindowSettings
+from sidecar.sinks import Sink
+from sidecar.sources.base import Record
+from sidecar.sources.file import FileSource
 from sidecar.windows import Windows
 from tests.conftest import REPO, require_tool
 
@@ -194,3 +201,87 @@ def test_two_thousand_window_series_render_every_exported_figure() -> None:
 def test_export_settings_refuse_unknown_score_names() -> None:
     with pytest.raises(ConfigError, match="rule_pass_rates"):
         Windows(WindowSettings(export=ExportSettings(rollup_only_scores=["rule_pass_rates"])))
+
+
+def _age_app(tmp_path: Path) -> tuple[App, CollectorRegistry]:
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("rules:\n  - {id: short, check: length_less_than, params: {value: 5}}\n")
+    registry = CollectorRegistry()
+    app = App(
+        Settings(rules=[rules], reload_interval_s=0),
+        source=FileSource(tmp_path / "none.jsonl"),
+        sink=Sink(),
+        registry=registry,
+    )
+    return app, registry
+
+
+@pytest.mark.parametrize(
+    ("stamps", "oldest"),
+    [
+        # zoned times compare as instants: 10:00+05:00 is earlier than 06:00Z
+        (["2026-01-01T06:00:00Z", "2026-01-01T10:00:00+05:00"], "2026-01-01T05:00:00Z"),
+        # zoned and zoneless mixed: each converted on its own (zoneless is local time)
+        (["2026-01-02T00:00:00Z", "2026-01-01T00:00:00"], "2026-01-01T00:00:00"),
+        # a zoneless year-1 time has no timestamp: left out, the others still count
+        (["0001-01-01T00:00:00", "2026-01-03T00:00:00Z"], "2026-01-03T00:00:00Z"),
+    ],
+)
+def test_event_age_is_taken_from_the_earliest_event_of_a_slice(
+    tmp_path: Path, stamps: list[str], oldest: str
+) -> None:
+    app, registry = _age_app(tmp_path)
+    events = [Event(id=str(i), response="x", ts=ts) for i, ts in enumerate(stamps)]
+    verdicts = [Verdict(e, {}, "v") for e in events]
+    before = time.time()
+    app._observe_age(verdicts, [Record(b"", "t", 0, i) for i in range(len(events))])
+    age = registry.get_sample_value("llm_sidecar_event_age_seconds_sum")
+    expected = before - datetime.fromisoformat(oldest).timestamp()
+    assert age is not None and expected - 1 <= age <= expected + 60
+
+
+def test_event_age_falls_back_to_the_record_time_without_event_times(tmp_path: Path) -> None:
+    app, registry = _age_app(tmp_path)
+    verdicts = [Verdict(Event(id="a", response="x"), {}, "v")]
+    now_ms = int(time.time() * 1000)
+    records = [Record(b"", "t", 0, 0, timestamp_ms=now_ms - 30_000)]
+    app._observe_age(verdicts, records)
+    age = registry.get_sample_value("llm_sidecar_event_age_seconds_sum")
+    assert age is not None and 29 <= age <= 90
+
+
+def test_a_batch_counts_events_and_folds_labels_as_one_by_one_would() -> None:
+    """The events counter folds each distinct label set of a batch once, for all its events:
+    the same labels, counts and folded tallies as observing the events one at a time."""
+    rng = random.Random(3)
+    verdicts = [
+        Verdict(
+            Event(
+                id=str(i),
+                response="x",
+                route=f"/r{rng.randrange(40)}",
+                model=rng.choice(["a", "b", None]),
+                tenant=f"t{rng.randrange(30)}",
+            ),
+            {},
+            "v",
+            passed=rng.random() < 0.8,
+        )
+        for i in range(2_000)
+    ]
+    texts = []
+    for size in (400, 1):
+        registry = CollectorRegistry()
+        m = SidecarMetrics(registry)
+        for i in range(0, len(verdicts), size):
+            m.observe_batch(BatchStats.empty(0), verdicts[i : i + size])
+        texts.append(
+            sorted(
+                line
+                for line in generate_latest(registry).decode().splitlines()
+                if line.startswith(("llm_sidecar_events_total", "llm_sidecar_label_values_folded"))
+            )
+        )
+    assert texts[0] == texts[1]
+    assert any(f'route="{OTHER}"' in line for line in texts[0])
+    assert any('label_values_folded_total{label="tenant"}' in line for line in texts[0])

