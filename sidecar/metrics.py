@@ -137,7 +137,9 @@ class LabelFolder:
         self.folded = 0
         self._lock = threading.Lock()
 
-    def __call__(self, value: str | None) -> str:
+    def __call__(self, value: str | None, times: int = 1) -> str:
+        """The label for ``value``; ``times``: how many observations carry it (each one
+        folded counts in :attr:`folded`)."""
         if value is None or value == "":
             return NONE
         if value in self.allowed:
@@ -148,7 +150,7 @@ class LabelFolder:
                     self.allowed.add(value)
                     return value
                 self.fixed = True  # full: from now on it is a plain allowlist
-        self.folded += 1
+        self.folded += times
         return OTHER
 
 
@@ -294,18 +296,24 @@ class SidecarMetrics:
                 seconds.inc(spent)
         for rule_id in stats.newly_disabled:
             self.rules_disabled.labels(rule_id).inc()
-        groups: dict[tuple[str, str, str, str], int] = {}
+        # Counted by the raw values first, then each distinct value folded once (in the order
+        # of first appearance, which is what decides the labels of an unlisted folder).
+        raw: dict[tuple[bool, str | None, str | None, str | None], int] = {}
         for v in verdicts:
             e = v.event
-            key = (
-                "passed" if v.passed else "failed",
-                self.route(e.route),
-                self.model(e.model),
-                self.tenant(e.tenant),
+            labels = (v.passed, e.route, e.model, e.tenant)
+            raw[labels] = raw.get(labels, 0) + 1
+        groups: dict[tuple[str, str, str, str], int] = {}
+        for (passed, route, model, tenant), n in raw.items():
+            label = (
+                "passed" if passed else "failed",
+                self.route(route, n),
+                self.model(model, n),
+                self.tenant(tenant, n),
             )
-            groups[key] = groups.get(key, 0) + 1
-        for key, n in groups.items():
-            self.events.labels(*key).inc(n)
+            groups[label] = groups.get(label, 0) + n
+        for label, n in groups.items():
+            self.events.labels(*label).inc(n)
         for name, folder in (("route", self.route), ("model", self.model), ("tenant", self.tenant)):
             new = folder.folded - self._folds_seen[name]
             if new:

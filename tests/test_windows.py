@@ -678,3 +678,36 @@ def test_detector_f1_has_bounds_from_the_jaccard_share() -> None:
     assert n == 11
     assert lo == pytest.approx(2 * j_lo / (1 + j_lo)) and hi == pytest.approx(2 * j_hi / (1 + j_hi))
     assert lo < f1 < hi
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_batch_folds_labels_as_its_events_one_by_one_would(seed: int) -> None:
+    """Each distinct label triple of a batch is folded once, weighted by its events: the
+    series, their counts and the folded tallies are those of observing event by event."""
+    rng = random.Random(seed)
+    pool = [  # label values that repeat, more of them than a folder keeps
+        Verdict(
+            Event(
+                id=v.event.id,
+                response="r",
+                route=f"/r{rng.randrange(40)}",
+                model=rng.choice(["gpt", "llama", None]),
+                tenant=f"t{rng.randrange(30)}",
+                attack=v.event.attack,
+            ),
+            v.checks,
+            "v1",
+        )
+        for v in random_verdicts(3_000, seed)
+    ]
+    exported = []
+    for size in (500, 1):
+        registry = CollectorRegistry()
+        w, _ = make(WindowSettings(max_series=300), RULES, None, registry)
+        for i in range(0, len(pool), size):
+            w.observe_verdicts(pool[i : i + size])
+        w.snapshot()
+        exported.append(samples(registry))
+    batched, single = exported
+    assert batched == single
+    assert batched[("llm_sidecar_window_observations_folded_total", frozenset())] > 0

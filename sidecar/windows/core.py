@@ -50,7 +50,7 @@ from .scores import (
 )
 
 
-def _all(value: str | None) -> str:
+def _all(value: str | None, times: int = 1) -> str:
     return ALL
 
 
@@ -158,7 +158,7 @@ class Windows:
     def observe_verdicts(self, verdicts: Sequence[Verdict]) -> None:
         """Add one batch of verdicts (an App listener: synchronous, never waits).
 
-        Per event: three label folds, one lookup of the folded segment in the pending table
+        Per event: one lookup of its folded segment, one in the pending table
         (a flat list of ``[n, k]`` counters per segment) and two list increments per rule
         outcome. The pending table reaches the rings once per bucket of the shortest window.
         """
@@ -182,6 +182,18 @@ class Windows:
         route = f["route"] if d[0] else _all
         model = f["model"] if d[1] else _all
         tenant = f["tenant"] if d[2] else _all
+        # Each distinct (route, model, tenant) of the batch is folded once, for as many events
+        # as carry it, in the order of first appearance (which decides an unlisted folder's
+        # labels), so that an event costs one lookup.
+        raw: dict[tuple[str | None, str | None, str | None], int] = {}
+        for v in verdicts:
+            e = v.event
+            labels = (e.route, e.model, e.tenant)
+            raw[labels] = raw.get(labels, 0) + 1
+        segment_of = {
+            labels: (route(labels[0], n), model(labels[1], n), tenant(labels[2], n))
+            for labels, n in raw.items()
+        }
         with self._lock:
             self._roll(self._clock())
             table = self._pending
@@ -189,7 +201,7 @@ class Windows:
             width = 2 * len(self._keys)
             for v in verdicts:
                 e = v.event
-                seg = (route(e.route), model(e.model), tenant(e.tenant))
+                seg = segment_of[(e.route, e.model, e.tenant)]
                 c = table.get(seg)
                 if c is None:
                     c = table[seg] = [0] * width
