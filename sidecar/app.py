@@ -267,6 +267,8 @@ class App(Lifecycle):
         started = time.perf_counter()
         done: Sequence[Record] = batch
         limit = self.settings.limits.max_event_bytes
+        # Native events only: the pipeline decodes them itself, with the same size limit.
+        decoder = None if self.decoder.native else self.decoder
         verdicts: list[Verdict] = []
         dead: list[DeadLetter] = []
         # A reload waits for the slices of the batch in hand: all of them count against the
@@ -282,7 +284,7 @@ class App(Lifecycle):
                         await asyncio.sleep(0)
                     part = batch[at : at + step]
                     got, lost, tallies = pipeline.process(
-                        part, max_event_bytes=limit, decoder=self.decoder
+                        part, max_event_bytes=limit, decoder=decoder
                     )
                     self._counted(got, part)
                     stats.add(tallies)
@@ -291,7 +293,7 @@ class App(Lifecycle):
             else:
                 # Halves wait for their pair; the records to acknowledge are the join's commit
                 # points, which never pass a waiting half.
-                decoded, dead = pipeline.decode(batch, max_event_bytes=limit, decoder=self.decoder)
+                decoded, dead = pipeline.decode(batch, max_event_bytes=limit, decoder=decoder)
                 ready, done = self.joiner.offer(decoded, batch)
                 verdicts, stats = pipeline.run(ready)
                 self._counted(verdicts, batch)

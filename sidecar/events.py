@@ -1,7 +1,7 @@
 """The event (wire format v1) and ``decode()``, which turns raw record bytes into one.
 
-Decoding is the first thing the hot path does to every record, so it is a single
-``model_validate_json`` call; only a failure pays for working out *why* it failed.
+Decoding is the first thing the hot path does to every record, so it is a single call of
+the model's JSON validator; only a failure pays for working out *why* it failed.
 """
 
 from __future__ import annotations
@@ -73,7 +73,10 @@ def decode(raw: bytes, *, max_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> Event:
     if len(raw) > max_bytes:
         raise DecodeError(DecodeReason.TOO_LARGE, f"{len(raw)} bytes, limit {max_bytes}")
     try:
-        return Event.model_validate_json(raw)
+        # The validator itself: BaseModel.model_validate_json only forwards to it, at 0.4 µs
+        # a call.
+        event: Event = Event.__pydantic_validator__.validate_json(raw)
+        return event
     except ValidationError as exc:
         error = _classify(raw, exc)
     # Raised outside the ``except`` block, so the ValidationError is not kept as

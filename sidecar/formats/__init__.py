@@ -78,6 +78,9 @@ class Decoder:
             for f in {self.default, *cfg.topics.values()}
         }
         self._by_topic: dict[str, Adapter] = {}
+        self.native = all(type(a) is NativeAdapter for a in self.adapters.values())
+        """Every topic carries native events: the pipeline can decode records without asking
+        this decoder (one call per record less on the hot path)."""
 
     def adapter_for(self, topic: str) -> Adapter:
         adapter = self._by_topic.get(topic)
