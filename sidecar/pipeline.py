@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any, cast
@@ -202,6 +202,9 @@ class Pipeline:
         :data:`_MEMO_SIZE`), shared by every event with that result, across batches."""
         self._not_applicable: list[dict[str, Outcome]] = [{} for _ in self.rules]
         """Per rule, the same for each reason it could not apply (its detail)."""
+        self._by_key: list[dict[Hashable, Outcome]] = [{} for _ in self.rules]
+        """Per rule whose check has a key (:meth:`~sidecar.checks.base.Check.keyer`), the
+        outcome of each key seen, bounded and shared like ``_memo``."""
 
     def process(
         self,
@@ -331,6 +334,11 @@ class Pipeline:
         member = self.plan.member[i]
         check = rule.check
         if member is None or not check.scan_absent_is_fixed:
+            keyer = check.keyer()
+            if keyer is not None:
+                keyed = self._keyed(i, keyer, targets, field_texts, stats, failed, track)
+                if keyed is not None:
+                    return keyed, everywhere
             column: list[Outcome | None] = [None] * n
             stop = self._evaluate(i, targets, None, len(targets), events, field_texts, column,
                                   hits, found, stats, failed, track)  # fmt: skip
@@ -400,6 +408,52 @@ class Pipeline:
                 if j not in evaluated:
                     failed[j] = True
         return column, everywhere and stop is None
+
+    def _keyed(
+        self,
+        i: int,
+        keyer: Callable[[str], Hashable],
+        targets: Sequence[int],
+        field_texts: list[str | None],
+        stats: BatchStats,
+        failed: list[bool],
+        track: bool,
+    ) -> list[Outcome | None] | None:
+        """Rule i's column when its result depends on a key of the text alone (``keyer``, a
+        length, say): every text's key in one pass, then one outcome per distinct key, kept
+        across batches like the outcomes of boolean results. None if a key cannot be taken:
+        the rule then goes the plain way, which reports the error per event."""
+        rule = self.rules[i]
+        n = len(field_texts)
+        if len(targets) == n:
+            texts = field_texts if None not in field_texts else [t or "" for t in field_texts]
+        else:
+            texts = [field_texts[j] or "" for j in targets]
+        try:
+            keys = list(map(keyer, cast(list[str], texts)))
+        except Exception:
+            return None
+        memo = self._by_key[i]
+        column: list[Outcome | None] = [None] * n
+        fails = 0
+        for j, key in zip(targets, keys, strict=True):
+            o = memo.get(key)
+            if o is None:
+                o = self._outcome(rule, rule.check.from_key(key))
+                if o.detail is None or len(o.detail) <= _SHARED_DETAIL_CHARS:
+                    if len(memo) >= _MEMO_SIZE:
+                        memo.clear()
+                    memo[key] = o
+            column[j] = o
+            if not o.passed:
+                failed[j] = True
+                fails += 1
+        counts = stats.counts[i]
+        counts[PASS] += len(keys) - fails
+        counts[FAIL] += fails
+        if track and keys:
+            rule.consecutive_timeouts = 0  # every event had its outcome: a run of timeouts ends
+        return column
 
     def _absent_outcome(self, i: int) -> Outcome:
         """Rule i's outcome on a text in which none of its patterns occur (one instance for

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import gc
 import weakref
+from collections.abc import Callable, Hashable
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, cast
 
 import orjson
 from hypothesis import given, settings
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 from sidecar.checks import Check, CheckResult, register
 from sidecar.errors import CheckError, CheckTimeout
 from sidecar.events import Event
-from sidecar.pipeline import NOT_APPLICABLE, Outcome, Pipeline, Verdict
+from sidecar.pipeline import ERROR, FAIL, NOT_APPLICABLE, PASS, Outcome, Pipeline, Verdict
 from sidecar.rules import load_rules
 from sidecar.scan import ScanPattern, literal
 from sidecar.sources.base import Record
@@ -302,7 +303,7 @@ def test_outcomes_of_repeated_results_are_shared_across_batches_and_bounded(
     assert second[1].checks["short"].passed is False
     many = [Event(id=str(n), response="x" * n) for n in range(module._MEMO_SIZE + 50)]
     verdicts, _ = p.run(many)
-    assert len(p._memo[0]) <= module._MEMO_SIZE
+    assert 0 < len(p._by_key[0]) <= module._MEMO_SIZE  # a length rule's outcomes, by length
     # The reasons a rule could not apply repeat too, and share their outcome the same way.
     q = pipeline(tmp_path, "rules:\n  - {id: gt, check: test_needs_ground_truths}\n")
     (a, b), stats = q.run([Event(id="a", response="x"), Event(id="b", response="y")])
@@ -343,3 +344,93 @@ def test_a_long_detail_is_not_kept_past_its_batch(tmp_path: Path) -> None:
     assert [v.checks["says"].detail for v in verdicts] == [short, long] * 2
     assert verdicts[0].checks["says"] is verdicts[2].checks["says"]
     assert [r.detail for r in p._memo[0]] == [short]
+
+
+@register
+class _KeyRaises(Check):  # type: ignore[type-arg]
+    """A length check whose key fails on texts with a NUL: the plain path must take over."""
+
+    name: ClassVar[str] = "test_key_raises"
+
+    def __call__(self, text: str, event: Event) -> CheckResult:
+        if "\0" in text:
+            raise ValueError("no NULs")
+        return CheckResult(len(text) < 4, f"{len(text)} chars")
+
+    def keyer(self) -> Callable[[str], Hashable]:
+        def key(text: str) -> Hashable:
+            if "\0" in text:
+                raise ValueError("no NULs")
+            return len(text)
+
+        return key
+
+    def from_key(self, key: Hashable) -> CheckResult:
+        return CheckResult(cast(int, key) < 4, f"{key} chars")
+
+
+_KEYED_RULES = """rules:
+  - {id: chars, check: length_less_than, params: {value: 6}}
+  - {id: words, check: length_greater_than, params: {value: 2, unit: words}, field: prompt}
+  - {id: attacks, check: length_less_than, params: {value: 9}, when: {attack: true}}
+  - {id: nul, check: test_key_raises}
+"""
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(st.none(), st.text(alphabet="ab \t\n\u00e9\u2003\0", max_size=12)),
+            st.one_of(st.none(), st.text(alphabet="ab \t\n\u00e9\u2003", max_size=12)),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_keyed_rules_give_what_calling_each_check_gives(
+    rows: list[tuple[str | None, str | None, bool]],
+) -> None:
+    """Length rules take one key per text (its length) and one outcome per key: for random
+    texts (absent fields, non-ASCII, unicode spaces, ``when``) every outcome, tally and failed
+    event is what calling the check on each event gives; a key that raises falls back to
+    the per-event path, which reports the error on the events that have it."""
+    import tempfile
+
+    events = [
+        Event(
+            id=str(i),
+            response=response,
+            prompt=prompt if prompt is not None or response is not None else "p",
+            attack={"category": "basic"} if attack else None,
+        )
+        for i, (response, prompt, attack) in enumerate(rows)
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        p = pipeline(Path(tmp), _KEYED_RULES)
+    verdicts, stats = p.run(events)
+    for i, rule in enumerate(p.rules):
+        expected_counts = [0] * len(stats.counts[i])
+        for event, verdict in zip(events, verdicts, strict=True):
+            text = event.text(rule.field)
+            applies = (text is not None or not rule.requires_text) and (
+                rule.when is None or rule.when(event)
+            )
+            got = verdict.checks.get(rule.id)
+            if not applies:
+                assert got is None
+                continue
+            assert got is not None
+            try:
+                value, detail = rule.check(text or "", event)
+            except ValueError:
+                assert (got.value, got.passed, got.detail) == (None, None, "error: ValueError")
+                expected_counts[ERROR] += 1
+                continue
+            ok = bool(value) is rule.expect if rule.expect is not None else rule.passed(value)
+            assert (got.value, got.passed, got.detail) == (value, ok, detail)
+            expected_counts[PASS if ok else FAIL] += 1
+        assert stats.counts[i] == expected_counts, rule.id
+    for verdict in verdicts:
+        assert verdict.passed is not any(o.passed is False for o in verdict.checks.values())

@@ -13,7 +13,7 @@ slow (network, models) belongs to the judge.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
@@ -111,6 +111,17 @@ class Check(ABC, Generic[P]):
         something, so that its absence proves there is nothing to find.
         """
         return ()
+
+    def keyer(self) -> Callable[[str], Hashable] | None:
+        """A function of the text on which alone the result depends (its length, say), for
+        :meth:`from_key`; None (the default) when the result needs the text itself or the event.
+        The pipeline then takes every text's key in one pass and makes each distinct key's
+        outcome once. ``self(text, event)`` must equal ``self.from_key(keyer(text))``."""
+        return None
+
+    def from_key(self, key: Hashable) -> CheckResult:
+        """The result for a text whose key (see :meth:`keyer`) is ``key``."""
+        raise NotImplementedError(f"{type(self).__name__} has no key")
 
     def from_scan(self, found: frozenset[int], text: str, event: Event) -> CheckResult:
         """The same result as ``__call__`` on an ASCII ``text``, given the indices (into

@@ -8,8 +8,8 @@ ignore whitespace around the text (``strip``), since model answers often end wit
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Literal
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import Literal, cast
 
 import ahocorasick
 from pydantic import Field, field_validator
@@ -76,14 +76,15 @@ class _LengthCheck(Check[LengthParams]):
         self._counts = [_count(n, self.unit) for n in range(_COUNTS)]
 
     def __call__(self, text: str, event: Event) -> CheckResult:
-        if self.words:  # _words inlined: a length rule (reading time, say) runs on every event
-            if text.isascii():
-                marks = text.encode("ascii").translate(_WORD_MAP)
-                n = marks.count(b" x") + (marks[:1] == b"x")
-            else:
-                n = len(text.split())
-        else:
-            n = len(text)
+        return self.from_key(_words(text) if self.words else len(text))
+
+    def keyer(self) -> Callable[[str], Hashable]:
+        # The pipeline's path: each text's length (a C call over a batch) or word count, and
+        # one outcome per distinct length.
+        return _words if self.words else len
+
+    def from_key(self, key: Hashable) -> CheckResult:
+        n = cast(int, key)
         value = n < self.value if self.below else n > self.value
         return CheckResult(value, self._counts[n] if n < _COUNTS else _count(n, self.unit))
 
