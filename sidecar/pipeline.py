@@ -2,8 +2,9 @@
 
 The hot path, rule by rule over the batch: each rule whose ``when`` matches gets the field text
 (bounded) of each event. A rule that declared patterns reads them from the field's shared scan
-(:mod:`sidecar.scan`, one pass per field and event) and runs only its validator; the others are
-called once per event. Nothing here awaits or touches Prometheus: the per-rule tallies go into
+(:mod:`sidecar.scan`, one pass per field and event) and runs only its validator; a rule whose
+result depends on a key of the text alone (a length) takes every text's key and makes one
+outcome per distinct key; the others are called once per event. Nothing here awaits or touches Prometheus: the per-rule tallies go into
 a :class:`BatchStats` that the metrics layer adds to pre-bound counters once per batch.
 """
 
@@ -44,9 +45,9 @@ _UNSCANNED: Any = object()
 _NOTHING_FOUND: frozenset[int] = frozenset()
 _ANY_EVENT = Event(id="-", response="")
 _MEMO_SIZE = 2048
-"""Distinct boolean results per rule whose outcome instance is kept and shared (a length
-rule's "850 characters", say: 1,336 distinct ones in 20k benchmark events): past that, the
-rule's store starts afresh."""
+"""Distinct boolean results (or keys, :meth:`Pipeline._keyed`) per rule whose outcome
+instance is kept and shared (a length rule's "850 characters", say: 1,336 distinct lengths in
+20k benchmark events): past that, the rule's store starts afresh."""
 _SHARED_DETAIL_CHARS = 80
 """Only results with a detail this short are kept and shared, so a rule's store holds at most
 about 1 MB. A detail can quote its event (a secret's name, a masked address): a short one may
@@ -189,8 +190,10 @@ class Pipeline:
         self.version = ruleset.version
         self.timeouts_to_disable = timeouts_to_disable
         self.plan = ScanPlan(self.rules, enabled=scan)
-        """The shared multi-pattern scans; ``scan=False`` keeps every rule on its plain path
-        (the reference the fast path is tested against)."""
+        """The shared multi-pattern scans; ``scan=False`` keeps every rule on its plain path,
+        without them and without keys (the reference the fast paths are tested against)."""
+        self._keys = scan
+        """Whether rules whose check has a key (a length) take :meth:`_keyed`."""
         self._scanners, self._scan_of = _shared_scans(self.rules)
         self._absent: dict[int, CheckResult] = {}
         """Per rule whose result without any of its patterns is fixed: that result, made
@@ -334,7 +337,7 @@ class Pipeline:
         member = self.plan.member[i]
         check = rule.check
         if member is None or not check.scan_absent_is_fixed:
-            keyer = check.keyer()
+            keyer = check.keyer() if self._keys else None
             if keyer is not None:
                 keyed = self._keyed(i, keyer, targets, field_texts, stats, failed, track)
                 if keyed is not None:
@@ -421,36 +424,37 @@ class Pipeline:
     ) -> list[Outcome | None] | None:
         """Rule i's column when its result depends on a key of the text alone (``keyer``, a
         length, say): every text's key in one pass, then one outcome per distinct key, kept
-        across batches like the outcomes of boolean results. None if a key cannot be taken:
-        the rule then goes the plain way, which reports the error per event."""
+        across batches like the outcomes of boolean results. None if a key or its result
+        cannot be had: the rule then goes the plain way, which reports the error per event."""
         rule = self.rules[i]
         n = len(field_texts)
         if len(targets) == n:
             texts = field_texts if None not in field_texts else [t or "" for t in field_texts]
         else:
             texts = [field_texts[j] or "" for j in targets]
-        try:
-            keys = list(map(keyer, cast(list[str], texts)))
-        except Exception:
-            return None
         memo = self._by_key[i]
         column: list[Outcome | None] = [None] * n
-        fails = 0
-        for j, key in zip(targets, keys, strict=True):
-            o = memo.get(key)
-            if o is None:
-                o = self._outcome(rule, rule.check.from_key(key))
-                if o.detail is None or len(o.detail) <= _SHARED_DETAIL_CHARS:
-                    if len(memo) >= _MEMO_SIZE:
-                        memo.clear()
-                    memo[key] = o
-            column[j] = o
-            if not o.passed:
-                failed[j] = True
-                fails += 1
+        bad: list[int] = []
+        try:
+            keys = list(map(keyer, cast(list[str], texts)))
+            for j, key in zip(targets, keys, strict=True):
+                o = memo.get(key)
+                if o is None:
+                    o = self._outcome(rule, rule.check.from_key(key))
+                    if o.detail is None or len(o.detail) <= _SHARED_DETAIL_CHARS:
+                        if len(memo) >= _MEMO_SIZE:
+                            memo.clear()
+                        memo[key] = o
+                column[j] = o
+                if not o.passed:
+                    bad.append(j)
+        except Exception:
+            return None  # nothing counted yet: the plain path starts from scratch
+        for j in bad:
+            failed[j] = True
         counts = stats.counts[i]
-        counts[PASS] += len(keys) - fails
-        counts[FAIL] += fails
+        counts[PASS] += len(keys) - len(bad)
+        counts[FAIL] += len(bad)
         if track and keys:
             rule.consecutive_timeouts = 0  # every event had its outcome: a run of timeouts ends
         return column

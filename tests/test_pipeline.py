@@ -346,6 +346,19 @@ def test_a_long_detail_is_not_kept_past_its_batch(tmp_path: Path) -> None:
     assert [r.detail for r in p._memo[0]] == [short]
 
 
+def test_the_store_of_shared_results_starts_afresh_when_full(tmp_path: Path) -> None:
+    """More distinct short results than a rule keeps: the store is cleared and refilled, and
+    every event still gets its own result."""
+    from sidecar import pipeline as module
+
+    p = pipeline(tmp_path, "rules:\n  - {id: says, check: test_says_the_text}\n")
+    texts = [f"t{n}" for n in range(module._MEMO_SIZE + 100)]
+    verdicts, _ = p.run([Event(id=t, response=t) for t in texts])
+    assert [v.checks["says"].detail for v in verdicts] == texts
+    assert 0 < len(p._memo[0]) <= module._MEMO_SIZE
+    assert {r.detail for r in p._memo[0]} <= set(texts[module._MEMO_SIZE :])
+
+
 @register
 class _KeyRaises(Check):  # type: ignore[type-arg]
     """A length check whose key fails on texts with a NUL: the plain path must take over."""
@@ -392,10 +405,10 @@ _KEYED_RULES = """rules:
 def test_keyed_rules_give_what_calling_each_check_gives(
     rows: list[tuple[str | None, str | None, bool]],
 ) -> None:
-    """Length rules take one key per text (its length) and one outcome per key: for random
-    texts (absent fields, non-ASCII, unicode spaces, ``when``) every outcome, tally and failed
-    event is what calling the check on each event gives; a key that raises falls back to
-    the per-event path, which reports the error on the events that have it."""
+    """Length rules take one key per text (its length) and one outcome per key, kept across
+    batches: for random texts (absent fields, non-ASCII, unicode spaces, ``when``) every
+    outcome, tally and failed event is what the rule's definition gives; a key that raises
+    falls back to the per-event path, which reports the error on the events that have it."""
     import tempfile
 
     events = [
@@ -409,7 +422,20 @@ def test_keyed_rules_give_what_calling_each_check_gives(
     ]
     with tempfile.TemporaryDirectory() as tmp:
         p = pipeline(Path(tmp), _KEYED_RULES)
-    verdicts, stats = p.run(events)
+    half = len(events) // 2  # two batches: the second reuses the outcomes the first made
+    verdicts, stats = p.run(events[:half])
+    more, more_stats = p.run(events[half:])
+    verdicts += more
+    stats.add(more_stats)
+
+    def by_definition(rule_id: str, text: str) -> tuple[bool, str]:
+        """The length rules above, from their definition (not through the checks)."""
+        if rule_id == "words":
+            n = len(text.split())
+            return n > 2, f"{n} word" if n == 1 else f"{n} words"
+        n = len(text)
+        return n < (6 if rule_id == "chars" else 9), f"{n} character{'' if n == 1 else 's'}"
+
     for i, rule in enumerate(p.rules):
         expected_counts = [0] * len(stats.counts[i])
         for event, verdict in zip(events, verdicts, strict=True):
@@ -422,12 +448,14 @@ def test_keyed_rules_give_what_calling_each_check_gives(
                 assert got is None
                 continue
             assert got is not None
-            try:
-                value, detail = rule.check(text or "", event)
-            except ValueError:
+            if rule.id != "nul":
+                value, detail = by_definition(rule.id, text or "")
+            elif "\0" in (text or ""):
                 assert (got.value, got.passed, got.detail) == (None, None, "error: ValueError")
                 expected_counts[ERROR] += 1
                 continue
+            else:
+                value, detail = len(text or "") < 4, f"{len(text or '')} chars"
             ok = bool(value) is rule.expect if rule.expect is not None else rule.passed(value)
             assert (got.value, got.passed, got.detail) == (value, ok, detail)
             expected_counts[PASS if ok else FAIL] += 1

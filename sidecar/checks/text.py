@@ -63,7 +63,10 @@ def _count(n: int, unit: str) -> str:
 
 
 class _LengthCheck(Check[LengthParams]):
-    """A bound on the text's length in characters or words; the subclass says which side."""
+    """A bound on the text's length in characters or words; the subclass says which side.
+
+    The pipeline computes it through :meth:`keyer` and :meth:`from_key`, not ``__call__``: a
+    subclass that changes the result must change :meth:`from_key`."""
 
     params_model = LengthParams
     below: bool
