@@ -377,18 +377,23 @@ class App(Lifecycle):
         now = time.time()
         oldest: float | None = None
         stamped = [ts for v in verdicts if (ts := v.event.ts) is not None]
-        if stamped:
-            try:  # the earliest by comparison, then one conversion: the usual case
-                oldest = min(stamped).timestamp()
-            except (TypeError, ValueError, OverflowError, OSError):
-                # Zoned and zoneless times mixed, or one that has no timestamp (year 1
-                # without a zone, say): each converted on its own, the bad ones left out.
-                for ts in stamped:
-                    try:
-                        t = ts.timestamp()
-                    except (ValueError, OverflowError, OSError):
-                        continue
-                    oldest = t if oldest is None else min(oldest, t)
+        earliest = None
+        with contextlib.suppress(TypeError):  # zoned and zoneless times mixed
+            earliest = min(stamped, default=None)
+        if earliest is not None and earliest.tzinfo is not None:
+            # Zoned times compare as instants: the earliest by comparison, converted once.
+            with contextlib.suppress(ValueError, OverflowError, OSError):
+                oldest = earliest.timestamp()
+        else:
+            # Zoneless (local) times do not compare as their timestamps do across a clock
+            # change, and one may have no timestamp (year 1 without a zone, say): each is
+            # converted on its own, the bad ones left out.
+            for ts in stamped:
+                try:
+                    t = ts.timestamp()
+                except (ValueError, OverflowError, OSError):
+                    continue
+                oldest = t if oldest is None else min(oldest, t)
         if oldest is None:
             stamps = [r.timestamp_ms for r in batch if r.timestamp_ms]
             if stamps:

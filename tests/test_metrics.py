@@ -285,3 +285,27 @@ def test_a_batch_counts_events_and_folds_labels_as_one_by_one_would() -> None:
     assert texts[0] == texts[1]
     assert any(f'route="{OTHER}"' in line for line in texts[0])
     assert any('label_values_folded_total{label="tenant"}' in line for line in texts[0])
+
+
+def test_event_age_of_zoneless_times_follows_their_timestamps_across_a_clock_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """02:30 does not exist on the night New York's clocks go forward: it sorts before 03:15
+    but its timestamp is later. The age comes from the timestamps, not the wall times."""
+    app, registry = _age_app(tmp_path)
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        stamps = [datetime(2026, 3, 8, 2, 30), datetime(2026, 3, 8, 3, 15)]
+        assert stamps[0].timestamp() > stamps[1].timestamp()
+        oldest = stamps[1].timestamp()
+        verdicts = [
+            Verdict(Event(id=str(i), response="x", ts=t), {}, "v") for i, t in enumerate(stamps)
+        ]
+        before = time.time()
+        app._observe_age(verdicts, [])
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    age = registry.get_sample_value("llm_sidecar_event_age_seconds_sum")
+    assert age is not None and before - oldest - 1 <= age <= before - oldest + 60

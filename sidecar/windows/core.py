@@ -184,7 +184,8 @@ class Windows:
         tenant = f["tenant"] if d[2] else _all
         # Each distinct (route, model, tenant) of the batch is folded once, for as many events
         # as carry it, in the order of first appearance (which decides an unlisted folder's
-        # labels), so that an event costs one lookup.
+        # labels), so that an event costs one lookup. Outside the lock: the folders have their
+        # own, and both observers run on the event loop.
         raw: dict[tuple[str | None, str | None, str | None], int] = {}
         for v in verdicts:
             e = v.event

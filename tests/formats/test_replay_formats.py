@@ -195,3 +195,38 @@ async def test_otlp_events_are_judged_with_the_contexts_of_their_retrieval_spans
     assert verdict["id"] == event_id(rag)
     assert set(verdict["judge"]) == {"faithfulness", "context_relevance"}
     assert verdict["judge"]["faithfulness"] > 0.5
+
+
+@pytest.mark.parametrize("otlp_topic", [False, True], ids=["all-native", "one-otlp-topic"])
+async def test_the_app_decodes_each_topic_in_its_format(tmp_path: Path, otlp_topic: bool) -> None:
+    """With native topics only, the pipeline decodes records itself (same size limit, same
+    dead letters); a topic mapped to OTLP still goes through its adapter."""
+    from prometheus_client import CollectorRegistry
+
+    from sidecar.app import App
+    from sidecar.settings import Settings
+    from sidecar.sinks import Sink
+    from sidecar.sources.file import FileSource
+
+    path = tmp_path / "in.jsonl"
+    if otlp_topic:
+        lines = [chat_record(f"q{i}", f"a{i}").json() for i in range(3)]
+    else:
+        lines = [orjson.dumps({"id": str(i), "response": f"a{i}"}) for i in range(3)]
+    path.write_bytes(b"\n".join([*lines, b'{"id": "big", "response": "' + b"x" * 2500 + b'"}']))
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("rules:\n  - {id: short, check: length_less_than, params: {value: 5}}\n")
+    settings = Settings(
+        rules=[rules],
+        reload_interval_s=0,
+        limits={"max_event_bytes": 2000},
+        input={"topics": {str(path): "otlp-json"}} if otlp_topic else {},
+    )
+    registry = CollectorRegistry()
+    app = App(settings, source=FileSource(path), sink=Sink(), registry=registry)
+    assert app.decoder.native is not otlp_topic
+    async with app:
+        await app.run()
+    assert app.tally.events == 3
+    reason = "too_large"
+    assert registry.get_sample_value("llm_sidecar_dead_letters_total", {"reason": reason}) == 1
