@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import SourceError
 from ..settings import MqttSettings
-from .base import Record, Source
+from .base import Reachability, Record, Source
 
 __all__ = ["MqttSource"]
 
@@ -40,6 +40,9 @@ class MqttSource(Source):
         self._seq = 0
         self._connected = False
         self._receive: asyncio.Future[Any] | None = None
+        self.link = Reachability(f"MQTT at {cfg.host}:{cfg.port}", log)
+        """Whether the broker answers: an outage is logged once (and once a minute while it
+        lasts), and ``/readyz`` says what it waits for."""
 
     def _make_client(self) -> Any:
         try:
@@ -63,26 +66,36 @@ class MqttSource(Source):
         client._client.manual_ack_set(True)
         return client
 
-    async def _connect(self) -> None:
+    async def _connect(self) -> bool:
+        """One attempt to connect and subscribe; False if the broker did not answer
+        (:attr:`link` says why). A missing extra raises :class:`SourceError`."""
         import aiomqtt
 
-        self._client = self._make_client()
+        client = self._make_client()
+        entered = False
         try:
-            await self._client.__aenter__()
+            await client.__aenter__()
+            entered = True
             for topic in self.cfg.topics:
-                await self._client.subscribe(topic, qos=1)
+                await client.subscribe(topic, qos=1)
         except aiomqtt.MqttError as exc:
-            self._client = None
-            raise SourceError(
-                f"cannot reach MQTT at {self.cfg.host}:{self.cfg.port}: {exc}"
-            ) from exc
+            if entered:  # connected but not subscribed: let go of the connection
+                with contextlib.suppress(Exception):
+                    await client.__aexit__(None, None, None)
+            self.link.down(str(exc) or type(exc).__name__)
+            return False
+        self._client = client
         self._pending.clear()  # message ids of a previous connection mean nothing now
         self._connected = True
+        self.link.up()
         log.info(
             "subscribed to %s on %s:%d", ", ".join(self.cfg.topics), self.cfg.host, self.cfg.port
         )
+        return True
 
     async def start(self) -> None:
+        """Connect once; a broker that does not answer yet is retried by :meth:`batches`, as
+        the Kafka source does, so a sidecar that starts before its broker waits for it."""
         if self._client is None:
             await self._connect()
 
@@ -109,18 +122,18 @@ class MqttSource(Source):
         delay = 0.5
         while not self._stopping.is_set():
             if self._client is None:
-                try:
-                    await self._connect()
+                if await self._connect():
                     delay = 0.5
-                except SourceError as exc:
-                    log.warning("%s; retrying in %.1fs", exc, delay)
-                    await asyncio.sleep(delay)
+                else:
+                    yield []  # an idle turn: the loop shows it is alive while it waits
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._stopping.wait(), delay)
                     delay = min(delay * 2, 10.0)
                     continue
             try:
                 batch = await self._next_batch()
             except aiomqtt.MqttError as exc:
-                log.warning("MQTT connection lost: %s", exc)
+                self.link.down(f"connection lost: {exc}")
                 await self.stop_client()
                 continue
             yield batch  # empty when idle: lets the caller show it is alive
@@ -179,5 +192,5 @@ class MqttSource(Source):
         if self._stopping.is_set():
             return "stopping"
         if not self._connected:
-            return f"waiting for MQTT at {self.cfg.host}:{self.cfg.port}"
+            return self.link.waiting_for() or f"waiting for MQTT at {self.cfg.host}:{self.cfg.port}"
         return None

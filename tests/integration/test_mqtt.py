@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import subprocess
+import time
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -21,10 +24,9 @@ from tests.conftest import REPO, event_line, require_tool
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture
-async def mosquitto(tmp_path: Path) -> AsyncIterator[int]:
+@contextlib.asynccontextmanager
+async def running_mosquitto(tmp_path: Path, port: int) -> AsyncIterator[int]:
     binary = require_tool("mosquitto", Path("/usr/sbin"))
-    port = free_port()
     conf = tmp_path / "mosquitto.conf"
     conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
     with open(tmp_path / "mosquitto.log", "wb") as log:
@@ -42,6 +44,12 @@ async def mosquitto(tmp_path: Path) -> AsyncIterator[int]:
     finally:
         proc.terminate()
         proc.wait(5)
+
+
+@pytest.fixture
+async def mosquitto(tmp_path: Path) -> AsyncIterator[int]:
+    async with running_mosquitto(tmp_path, free_port()) as port:
+        yield port
 
 
 async def publish(port: int, topic: str, payloads: list[bytes]) -> None:
@@ -130,3 +138,70 @@ async def test_unacknowledged_messages_are_redelivered_to_the_same_session(mosqu
     finally:
         await batches.aclose()
         await third.stop()
+
+
+async def test_a_broker_that_comes_late_is_waited_for_and_its_outage_logged_once(
+    tmp_path: Path, registry: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The sidecar starts before Mosquitto: it starts anyway, says in /readyz what it waits
+    for, logs the outage once however often it retries, keeps its loop turning (liveness),
+    and reads the events once the broker is up; the same when the broker goes away later."""
+    require_tool("mosquitto", Path("/usr/sbin"))  # before waiting for a broker that cannot come
+    port = free_port()
+    settings = Settings(
+        source="mqtt",
+        mqtt=mqtt_settings(port, f"late-{uuid.uuid4().hex[:6]}"),
+        http={"host": "127.0.0.1", "port": 0},
+        rules=[REPO / "rules" / "default.yaml"],
+    )
+    app = App(settings, registry=registry)
+    caplog.set_level(logging.INFO, "sidecar")
+    started = time.monotonic()
+    await app.start()  # no broker yet: this must not fail
+    task = asyncio.create_task(app.run())
+    try:
+        await asyncio.sleep(4)  # attempts at about 0, 0.5, 1.5 and 3.5 s
+        reason = app.source.not_ready()
+        assert reason is not None and reason.startswith(f"waiting for MQTT at 127.0.0.1:{port}")
+        # Each failed attempt is a turn of the batch loop, which /healthz watches.
+        assert app._last_turn - started >= 1.0, "the batch loop stood still while it waited"
+        async with running_mosquitto(tmp_path, port):
+            for _ in range(150):
+                if await app.source.ready():
+                    break
+                await asyncio.sleep(0.1)
+            assert await app.source.ready()
+            await publish(port, "llm/events/chat", [event_line(i) for i in range(5)])
+            for _ in range(100):
+                if app.tally.events >= 5:
+                    break
+                await asyncio.sleep(0.1)
+            assert app.tally.events == 5
+        # The broker goes away and comes back: one line for each, the events still read.
+        for _ in range(100):
+            if not await app.source.ready():
+                break
+            await asyncio.sleep(0.1)
+        assert not await app.source.ready()
+        await asyncio.sleep(2)
+        async with running_mosquitto(tmp_path, port):
+            for _ in range(150):
+                if await app.source.ready():
+                    break
+                await asyncio.sleep(0.1)
+            await publish(port, "llm/events/chat", [event_line(i) for i in range(5, 8)])
+            for _ in range(100):
+                if app.tally.events >= 8:
+                    break
+                await asyncio.sleep(0.1)
+            assert app.tally.events == 8
+            app.request_stop()  # while the broker is up: its going is not an outage here
+            await asyncio.wait_for(task, 10)
+    finally:
+        app.request_stop()
+        await asyncio.wait_for(task, 10)
+        await app.stop()
+    lines = [r.getMessage() for r in caplog.records if r.name == "sidecar.sources.mqtt"]
+    assert sum("is unreachable" in line for line in lines) == 2, lines
+    assert sum("connection lost" in line for line in lines) == 1, lines
+    assert sum("reachable again" in line for line in lines) == 2, lines
