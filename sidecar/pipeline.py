@@ -4,8 +4,9 @@ The hot path, rule by rule over the batch: each rule whose ``when`` matches gets
 (bounded) of each event. A rule that declared patterns reads them from the field's shared scan
 (:mod:`sidecar.scan`, one pass per field and event) and runs only its validator; a rule whose
 result depends on a key of the text alone (a length) takes every text's key and makes one
-outcome per distinct key; the others are called once per event. Nothing here awaits or touches Prometheus: the per-rule tallies go into
-a :class:`BatchStats` that the metrics layer adds to pre-bound counters once per batch.
+outcome per distinct key; the others are called once per event. Nothing here awaits or touches
+Prometheus: the per-rule tallies go into a :class:`BatchStats` that the metrics layer adds to
+pre-bound counters once per batch.
 """
 
 from __future__ import annotations
