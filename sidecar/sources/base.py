@@ -123,11 +123,12 @@ class Reachability:
                 reason,
             )
 
-    def up(self) -> None:
+    def up(self, since: float | None = None) -> None:
+        """It answers; ``since``: from when on (by :attr:`clock`), if earlier than now (a
+        connection that is counted as up only once it has held)."""
         if self.reachable is False:
-            self.log.warning(
-                "%s is reachable again after %.0fs", self.what, self.clock() - self.since
-            )
+            back = self.clock() if since is None else since
+            self.log.warning("%s is reachable again after %.0fs", self.what, back - self.since)
         self.reachable = True
         self.reason = ""
 

@@ -25,6 +25,20 @@ __all__ = ["MqttSource"]
 
 log = logging.getLogger(__name__)
 
+_HELD_S = 10.0
+"""A connection counts as the broker being back (and resets the reconnect backoff) once it
+has held this long: one lost at once, again and again (another client with the same client_id
+taking the session over, and back), is an outage, logged as one."""
+
+
+async def _discard(client: Any) -> None:
+    """Close a client, connected or not: an attempt that timed out waiting for the broker's
+    answer leaves paho's socket (and aiomqtt's task that serves it) open until closed."""
+    if client._client.socket() is None:
+        return  # nothing was opened (the connection was refused)
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(client.__aexit__(None, None, None), 5)
+
 
 class MqttSource(Source):
     """Subscribes to the configured topic filters with QoS 1."""
@@ -43,6 +57,9 @@ class MqttSource(Source):
         self.link = Reachability(f"MQTT at {cfg.host}:{cfg.port}", log)
         """Whether the broker answers: an outage is logged once (and once a minute while it
         lasts), and ``/readyz`` says what it waits for."""
+        self._connections = 0
+        self._connected_at = 0.0
+        self.held_s = _HELD_S
 
     def _make_client(self) -> Any:
         try:
@@ -68,29 +85,39 @@ class MqttSource(Source):
 
     async def _connect(self) -> bool:
         """One attempt to connect and subscribe; False if the broker did not answer
-        (:attr:`link` says why). A missing extra raises :class:`SourceError`."""
+        (:attr:`link` says why) or a stop came meanwhile. A missing extra raises
+        :class:`SourceError`. A client that is not kept is closed, whatever ended the
+        attempt (a failure, a stop, the task cancelled)."""
         import aiomqtt
 
         client = self._make_client()
-        entered = False
         try:
             await client.__aenter__()
-            entered = True
             for topic in self.cfg.topics:
                 await client.subscribe(topic, qos=1)
         except aiomqtt.MqttError as exc:
-            if entered:  # connected but not subscribed: let go of the connection
-                with contextlib.suppress(Exception):
-                    await client.__aexit__(None, None, None)
+            await _discard(client)
             self.link.down(str(exc) or type(exc).__name__)
+            return False
+        except BaseException:
+            await _discard(client)
+            raise
+        if self._stopping.is_set():  # stopped while connecting: nobody would read or ack
+            await _discard(client)
             return False
         self._client = client
         self._pending.clear()  # message ids of a previous connection mean nothing now
         self._connected = True
-        self.link.up()
-        log.info(
-            "subscribed to %s on %s:%d", ", ".join(self.cfg.topics), self.cfg.host, self.cfg.port
+        self._connected_at = self.link.clock()
+        # Reconnects are reported by the link, once the connection has held.
+        log.log(
+            logging.INFO if self._connections == 0 else logging.DEBUG,
+            "subscribed to %s on %s:%d",
+            ", ".join(self.cfg.topics),
+            self.cfg.host,
+            self.cfg.port,
         )
+        self._connections += 1
         return True
 
     async def start(self) -> None:
@@ -101,17 +128,16 @@ class MqttSource(Source):
 
     def _cancel_receive(self) -> None:
         receive, self._receive = self._receive, None
-        if receive is not None and not receive.done():
+        if receive is None:
+            return
+        if not receive.done():
             receive.cancel()  # the connection goes too: the broker redelivers unacked ones
+        elif not receive.cancelled():
+            receive.exception()  # a lost connection's error, already reported: retrieved
 
     async def stop(self) -> None:
         self._stopping.set()
-        self._cancel_receive()
-        client, self._client = self._client, None
-        self._connected = False
-        if client is not None:
-            with contextlib.suppress(Exception):
-                await client.__aexit__(None, None, None)
+        await self.stop_client()
 
     def stop_fetching(self) -> None:
         self._stopping.set()
@@ -120,22 +146,32 @@ class MqttSource(Source):
         import aiomqtt
 
         delay = 0.5
+        failed = self._client is None and self.link.reachable is False  # start() failed
         while not self._stopping.is_set():
-            if self._client is None:
-                if await self._connect():
-                    delay = 0.5
-                else:
-                    yield []  # an idle turn: the loop shows it is alive while it waits
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._stopping.wait(), delay)
-                    delay = min(delay * 2, 10.0)
-                    continue
+            if failed:
+                # An idle turn (the loop shows it is alive), then the backoff: after a failed
+                # attempt, and after a lost connection, so that a connection that is lost at
+                # once (another client with the same client_id takes the session over, and
+                # back) is not retried in a tight loop.
+                failed = False
+                yield []
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stopping.wait(), delay)
+                delay = min(delay * 2, 10.0)
+                continue
+            if self._client is None and not await self._connect():
+                failed = True
+                continue
             try:
                 batch = await self._next_batch()
             except aiomqtt.MqttError as exc:
                 self.link.down(f"connection lost: {exc}")
                 await self.stop_client()
+                failed = True
                 continue
+            if not self.link.reachable and self.link.clock() - self._connected_at >= self.held_s:
+                self.link.up(since=self._connected_at)
+                delay = 0.5  # it has held: the next loss starts the backoff afresh
             yield batch  # empty when idle: lets the caller show it is alive
 
     async def stop_client(self) -> None:
@@ -143,8 +179,7 @@ class MqttSource(Source):
         client, self._client = self._client, None
         self._connected = False
         if client is not None:
-            with contextlib.suppress(Exception):
-                await client.__aexit__(None, None, None)
+            await _discard(client)
 
     async def _next_batch(self) -> list[Record]:
         batch: list[Record] = []

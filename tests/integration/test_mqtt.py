@@ -155,6 +155,9 @@ async def test_a_broker_that_comes_late_is_waited_for_and_its_outage_logged_once
         rules=[REPO / "rules" / "default.yaml"],
     )
     app = App(settings, registry=registry)
+    source = app.source
+    assert isinstance(source, MqttSource)
+    source.held_s = 1.0  # a connection counts as the broker being back once it held 1 s
     caplog.set_level(logging.INFO, "sidecar")
     started = time.monotonic()
     await app.start()  # no broker yet: this must not fail
@@ -177,6 +180,11 @@ async def test_a_broker_that_comes_late_is_waited_for_and_its_outage_logged_once
                     break
                 await asyncio.sleep(0.1)
             assert app.tally.events == 5
+            for _ in range(50):  # counted as back once the connection has held
+                if source.link.reachable:
+                    break
+                await asyncio.sleep(0.1)
+            assert source.link.reachable
         # The broker goes away and comes back: one line for each, the events still read.
         for _ in range(100):
             if not await app.source.ready():
@@ -195,6 +203,10 @@ async def test_a_broker_that_comes_late_is_waited_for_and_its_outage_logged_once
                     break
                 await asyncio.sleep(0.1)
             assert app.tally.events == 8
+            for _ in range(50):
+                if source.link.reachable:
+                    break
+                await asyncio.sleep(0.1)
             app.request_stop()  # while the broker is up: its going is not an outage here
             await asyncio.wait_for(task, 10)
     finally:
@@ -205,3 +217,35 @@ async def test_a_broker_that_comes_late_is_waited_for_and_its_outage_logged_once
     assert sum("is unreachable" in line for line in lines) == 2, lines
     assert sum("connection lost" in line for line in lines) == 1, lines
     assert sum("reachable again" in line for line in lines) == 2, lines
+
+
+async def test_two_sidecars_with_one_client_id_back_off_and_log_it_as_one_outage(
+    mosquitto: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Two replicas configured with the same client_id take the session from each other at
+    every connect. Each reconnects with backoff, not in a tight loop, and the flapping is one
+    outage in the log, not two lines per connection."""
+    caplog.set_level(logging.INFO, "sidecar")
+    client_id = f"twin-{uuid.uuid4().hex[:6]}"
+    sources = [MqttSource(mqtt_settings(mosquitto, client_id)) for _ in range(2)]
+    for source in sources:
+        await source.start()
+
+    async def consume(source: MqttSource) -> None:
+        async for _ in source.batches():
+            pass
+
+    tasks = [asyncio.create_task(consume(source)) for source in sources]
+    await asyncio.sleep(6)
+    for source in sources:
+        source.stop_fetching()
+    await asyncio.wait_for(asyncio.gather(*tasks), 15)
+    for source in sources:
+        await source.stop()
+    # Backoff 0.5, 1, 2, 4 s: at most about five connections each in 6 s (before: thousands).
+    assert all(2 <= source._connections <= 7 for source in sources), [
+        source._connections for source in sources
+    ]
+    lines = [r.getMessage() for r in caplog.records if r.name == "sidecar.sources.mqtt"]
+    assert sum("is unreachable" in line for line in lines) <= 2, lines
+    assert not any("reachable again" in line for line in lines), lines
