@@ -114,7 +114,7 @@ class KafkaSettings(_Section):
 class MqttSettings(_Section):
     """The MQTT source (``source: mqtt``)."""
 
-    host: str = "127.0.0.1"
+    host: str = Field("127.0.0.1", min_length=1)
     port: int = Field(1883, ge=1, le=65535)
     topics: list[str] = Field(default_factory=lambda: ["llm/events/#"], min_length=1)
     client_id: str = "llm-sidecar"
@@ -124,6 +124,17 @@ class MqttSettings(_Section):
     max_batch: int = Field(200, ge=1, le=100_000)
     batch_timeout_ms: int = Field(200, ge=1)
     queue_size: int = Field(10_000, ge=1)
+
+    @field_validator("host")
+    @classmethod
+    def _host_name(cls, value: str) -> str:
+        # A name that cannot be a host (an empty label, one over 63 characters) would
+        # otherwise fail inside the MQTT client at every connection attempt.
+        try:
+            value.encode("idna")
+        except UnicodeError:
+            raise ValueError(f"{value!r} is not a host name") from None
+        return value
 
 
 class HttpSettings(_Section):

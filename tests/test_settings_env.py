@@ -55,6 +55,8 @@ def test_mappings_may_be_key_value_pairs(monkeypatch: pytest.MonkeyPatch) -> Non
         ("LLM_SIDECAR_KAFKA__TOPICS", '["a",', "topics: '[\"a\",' is not valid JSON"),
         ("LLM_SIDECAR_SECRETS", "canary", "secrets: 'canary' is not key=value"),
         ("LLM_SIDECAR_KAFKA__MAX_BATCH", "-1", "kafka.max_batch: Input should be greater"),
+        ("LLM_SIDECAR_MQTT__HOST", "mqtt..svc", "mqtt.host: 'mqtt..svc' is not a host name"),
+        ("LLM_SIDECAR_MQTT__HOST", "x" * 64, "is not a host name"),
     ],
 )
 def test_bad_values_are_one_line_errors(
