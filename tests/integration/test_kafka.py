@@ -54,6 +54,13 @@ async def test_events_are_checked_and_counted_in_metrics(
     app = App(kafka_settings(broker.bootstrap_servers, topic), registry=registry)
     await running(app)
     await wait_for(lambda: app.tally.events >= 50)
+    # The last batch's commit runs beside the next fetch, and its count reaches /metrics on
+    # the loop's next turn: wait for both before reading the page.
+    await wait_for(lambda: app.source.commit_successes >= 1)
+    committed = {"result": "success"}
+    await wait_for(
+        lambda: (registry.get_sample_value("llm_sidecar_offset_commits_total", committed) or 0) >= 1
+    )
 
     assert app.http is not None
     async with httpx.AsyncClient(timeout=5) as client:
