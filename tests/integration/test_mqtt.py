@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 import subprocess
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -140,6 +141,19 @@ async def test_unacknowledged_messages_are_redelivered_to_the_same_session(mosqu
         await third.stop()
 
 
+async def until(predicate: Callable[[], bool | Awaitable[bool]], timeout: float = 15.0) -> bool:
+    """Whether ``predicate`` (plain or async) came true within ``timeout`` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        got = predicate()
+        if await got if inspect.isawaitable(got) else got:
+            return True
+        if loop.time() > deadline:
+            return False
+        await asyncio.sleep(0.1)
+
+
 async def test_a_broker_that_comes_late_is_waited_for_and_its_outage_logged_once(
     tmp_path: Path, registry: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -169,44 +183,20 @@ async def test_a_broker_that_comes_late_is_waited_for_and_its_outage_logged_once
         # Each failed attempt is a turn of the batch loop, which /healthz watches.
         assert app._last_turn - started >= 1.0, "the batch loop stood still while it waited"
         async with running_mosquitto(tmp_path, port):
-            for _ in range(150):
-                if await app.source.ready():
-                    break
-                await asyncio.sleep(0.1)
-            assert await app.source.ready()
+            assert await until(app.source.ready)
             await publish(port, "llm/events/chat", [event_line(i) for i in range(5)])
-            for _ in range(100):
-                if app.tally.events >= 5:
-                    break
-                await asyncio.sleep(0.1)
+            assert await until(lambda: app.tally.events >= 5)
             assert app.tally.events == 5
-            for _ in range(50):  # counted as back once the connection has held
-                if source.link.reachable:
-                    break
-                await asyncio.sleep(0.1)
-            assert source.link.reachable
+            assert await until(lambda: bool(source.link.reachable))  # once it has held
         # The broker goes away and comes back: one line for each, the events still read.
-        for _ in range(100):
-            if not await app.source.ready():
-                break
-            await asyncio.sleep(0.1)
-        assert not await app.source.ready()
+        assert await until(lambda: app.source.not_ready() is not None)
         await asyncio.sleep(2)
         async with running_mosquitto(tmp_path, port):
-            for _ in range(150):
-                if await app.source.ready():
-                    break
-                await asyncio.sleep(0.1)
+            assert await until(app.source.ready)
             await publish(port, "llm/events/chat", [event_line(i) for i in range(5, 8)])
-            for _ in range(100):
-                if app.tally.events >= 8:
-                    break
-                await asyncio.sleep(0.1)
+            assert await until(lambda: app.tally.events >= 8)
             assert app.tally.events == 8
-            for _ in range(50):
-                if source.link.reachable:
-                    break
-                await asyncio.sleep(0.1)
+            assert await until(lambda: bool(source.link.reachable))
             app.request_stop()  # while the broker is up: its going is not an outage here
             await asyncio.wait_for(task, 10)
     finally:
