@@ -158,7 +158,7 @@ async def main() -> None:
     def record(verdicts: Sequence[Verdict]) -> None:
         now = span[1] = time.time()
         for v in verdicts:
-            sent = (v.event.model_extra or {}).get("sent")
+            sent = v.event.extra.get("sent")
             if isinstance(sent, float):
                 latencies.append(now - sent)
                 got = received.pop(sent, None)

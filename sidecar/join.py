@@ -40,7 +40,7 @@ from typing import Any, Final, Literal
 from prometheus_client import CollectorRegistry, Counter, Gauge
 from pydantic import ValidationError
 
-from .events import Event
+from .events import Event, as_dict, validate
 from .settings import JoinSettings
 from .sources.base import Record
 
@@ -227,8 +227,8 @@ def _other(side: Side) -> Side:
 
 
 def _key(event: Event, field: str) -> str:
-    if field != "id" and event.model_extra:
-        value = event.model_extra.get(field)
+    if field != "id" and event.extra:
+        value = event.extra.get(field)
         if isinstance(value, str | int) and not isinstance(value, bool) and str(value):
             return str(value)
     return event.id
@@ -236,13 +236,13 @@ def _key(event: Event, field: str) -> str:
 
 def _merge(key: str, prompt_half: Event, response_half: Event) -> Event:
     """One event from two halves: the prompt half's fields, then the response half's."""
-    doc: dict[str, Any] = prompt_half.model_dump(exclude_none=True, exclude_defaults=True)
-    for name, value in response_half.model_dump(exclude_none=True, exclude_defaults=True).items():
+    doc: dict[str, Any] = as_dict(prompt_half)
+    for name, value in as_dict(response_half).items():
         if name != "prompt":
             doc[name] = value
     doc["id"] = key
     doc["prompt"] = prompt_half.prompt
     try:
-        return Event.model_validate(doc)
+        return validate(doc)
     except ValidationError:  # two halves that each decoded cannot fail together; be safe
         return response_half

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any, cast
 
+import msgspec
 import orjson
 
 from .checks.base import CheckResult
@@ -682,9 +683,7 @@ def _field_texts(events: Sequence[Event], field: str, max_chars: int) -> list[st
     return out
 
 
-_STRING_FIELDS = frozenset(
-    name for name, info in Event.model_fields.items() if info.annotation == str | None
-)
+_STRING_FIELDS = frozenset(f.name for f in msgspec.structs.fields(Event) if f.type == str | None)
 """The event fields that hold a string or None."""
 
 

@@ -19,6 +19,7 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
 
 from .errors import SourceError
+from .events import encode
 from .pipeline import DeadLetter, Verdict
 from .settings import KafkaSettings
 from .sources.kafka import client_options, quiet_connection_logs
@@ -93,7 +94,7 @@ def judge_record(
     """A sampled event for the judge topic: the event in wire format; in headers its weight,
     the cheap checks' values (``{rule id: [value, passed]}``, for detector agreement in the
     workers' windows), the rules version and, when a worker queued it again, the attempt."""
-    value = verdict.event.model_dump_json(exclude_none=True).encode()
+    value = encode(verdict.event)
     headers = [(WEIGHT_HEADER, repr(weight).encode())]
     checks = {rid: [o.value, o.passed] for rid, o in verdict.checks.items() if o.value is not None}
     if checks:

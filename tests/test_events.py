@@ -1,12 +1,17 @@
 from __future__ import annotations
 
 import gc
+import json
 import weakref
+from datetime import timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from sidecar import events
 from sidecar.errors import DecodeError, DecodeReason
-from sidecar.events import Event, decode
+from sidecar.events import Event, EventModel, as_dict, decode, encode, validate
 
 
 def test_a_full_event_decodes_and_keeps_unknown_fields() -> None:
@@ -19,7 +24,7 @@ def test_a_full_event_decodes_and_keeps_unknown_fields() -> None:
     event = decode(raw)
     assert event.id == "e1"
     assert event.attack is not None and event.attack.category == "basic"
-    assert event.model_extra == {"trace_id": "abc"}
+    assert event.extra == {"trace_id": "abc"}
     assert event.ts is not None and event.ts.year == 2026
     assert event.text("contexts") == "a\n\nb"
     assert event.text("trace_id") == "abc"
@@ -111,3 +116,205 @@ def test_messages_lose_pydantics_prefix() -> None:
     with pytest.raises(DecodeError) as info:
         decode(b'{"id": "x"}')
     assert info.value.message == "event: an event needs a prompt or a response (or both)"
+
+
+# --- the fast path against the model --------------------------------------------------------
+
+_TEXT = st.text(st.characters(codec="utf-8"), max_size=12)
+_STAMP = st.builds(
+    "{}-{:02d}-{:02d}{}{:02d}:{:02d}:{:02d}{}{}".format,
+    st.sampled_from(["2026", "1999", "0000", "9999", "26"]),
+    st.integers(0, 13),
+    st.integers(0, 32),
+    st.sampled_from(["T", "t", " ", "_", ""]),
+    st.integers(0, 25),
+    st.integers(0, 60),
+    st.integers(0, 61),
+    st.one_of(st.just(""), st.from_regex(r"[.,][0-9]{0,12}", fullmatch=True)),
+    st.sampled_from(["", "Z", "z", "+00:00", "-00:00", "+05:30", "+24:00", "-0800", "+05:30:15"]),
+)
+_SCALAR = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    _TEXT,
+)
+
+
+def _nested(depth: int, value: object) -> object:
+    for k in range(depth):
+        value = [value] if k % 2 else {"n": value}
+    return value
+
+
+_VALUE = st.one_of(
+    _SCALAR,
+    _STAMP,
+    st.lists(_TEXT, max_size=3),
+    st.lists(_SCALAR, max_size=3),
+    st.dictionaries(_TEXT, _SCALAR, max_size=3),
+    st.builds(_nested, st.integers(195, 203), _SCALAR),
+)
+_RFC3339 = st.builds(
+    "{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}{}{}".format,
+    st.integers(1, 9999),
+    st.integers(1, 12),
+    st.integers(1, 28),
+    st.integers(0, 23),
+    st.integers(0, 59),
+    st.integers(0, 59),
+    st.one_of(st.just(""), st.from_regex(r"\.[0-9]{1,12}", fullmatch=True)),
+    st.sampled_from(["", "Z", "+00:00", "-00:00", "+05:30", "-08:00"]),
+)
+_STRINGS = st.lists(_TEXT, max_size=3)
+# What a well-formed event may hold, field by field ...
+_GOOD = {
+    "ts": _RFC3339,
+    "response": st.one_of(_TEXT, st.none()),
+    "system_prompt": _TEXT,
+    "system_prompt_id": _TEXT,
+    "contexts": _STRINGS,
+    "ground_truths": _STRINGS,
+    "task": _TEXT,
+    "model": _TEXT,
+    "route": _TEXT,
+    "tenant": _TEXT,
+    "attack": st.fixed_dictionaries(
+        {"category": st.sampled_from(["basic", "intermediate", "advanced"])},
+        optional={"technique": st.one_of(_TEXT, st.none())},
+    ),
+    "counterfactual_answers": _STRINGS,
+    "labels": st.dictionaries(_TEXT, st.one_of(_SCALAR, _STRINGS), max_size=3),
+}
+# ... and what else a producer might put in a field, right or wrong.
+_ODD = {
+    "id": st.one_of(
+        st.text(max_size=2),
+        st.text(min_size=511, max_size=513),
+        st.integers(),
+        st.floats(allow_nan=False),
+        st.booleans(),
+        st.none(),
+    ),
+    "ts": st.one_of(_STAMP, st.integers(0, 2**40), _VALUE),
+    "prompt": st.one_of(st.none(), _VALUE),
+    "response": _VALUE,
+    "contexts": _VALUE,
+    "attack": st.one_of(
+        st.fixed_dictionaries(
+            {"category": st.sampled_from(["basic", "other"])},
+            optional={"technique": st.integers(), "rank": _SCALAR},
+        ),
+        _VALUE,
+    ),
+    "labels": st.one_of(st.dictionaries(_TEXT, _VALUE, max_size=3), _VALUE),
+    "trace_id": _VALUE,
+}
+
+
+@st.composite
+def _records(draw: st.DrawFn) -> dict[str, object]:
+    """A well-formed event, then as often as not one or two fields set to something odd."""
+    doc: dict[str, object] = {"id": draw(_TEXT.filter(bool)), "prompt": draw(_TEXT)}
+    doc.update(draw(st.fixed_dictionaries({}, optional=_GOOD)))
+    for name in draw(st.lists(st.sampled_from(sorted(_ODD)), max_size=2)):
+        doc[name] = draw(_ODD[name])
+    return doc
+
+
+_RECORD = _records()
+
+
+def _slow(raw: bytes) -> Event | DecodeError:
+    try:
+        return events._decode_by_model(raw)
+    except DecodeError as exc:
+        return exc
+
+
+def _fast(raw: bytes) -> Event | DecodeError:
+    try:
+        return decode(raw)
+    except DecodeError as exc:
+        return exc
+
+
+def _same(raw: bytes) -> None:
+    fast, slow = _fast(raw), _slow(raw)
+    if isinstance(slow, DecodeError):
+        assert isinstance(fast, DecodeError), (raw, fast)
+        assert (fast.reason, fast.message) == (slow.reason, slow.message)
+        return
+    assert repr(fast) == repr(slow), raw  # repr: NaN in labels is not equal to itself
+    assert (
+        encode(fast)
+        == EventModel.model_validate_json(raw).model_dump_json(exclude_none=True).encode()
+    )
+    assert repr(validate(as_dict(fast))) == repr(fast)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_RECORD)
+def test_the_fast_path_decodes_as_the_model_does(doc: dict[str, object]) -> None:
+    _same(json.dumps(doc).encode())
+
+
+@settings(max_examples=300, deadline=None)
+@given(_RECORD, st.integers(0, 400), st.sampled_from([b"", b"\xff", b"}", b",", b" x", b"\x00"]))
+def test_broken_records_decode_as_the_model_says(
+    doc: dict[str, object], at: int, junk: bytes
+) -> None:
+    raw = json.dumps(doc).encode()
+    at = min(at, len(raw))
+    _same(raw[:at] + junk + raw[at:])
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"id": "a", "prompt": "p", "ts": "2026-01-01T00:00:00.1234567Z"}',  # rounded, not cut
+        b'{"id": "a", "prompt": "p", "ts": "2026-01-01T00:00:00.9999999+01:00"}',
+        b'{"id": "a", "prompt": "p", "ts": "2026-01-01T00:00:00,5Z"}',  # the model only
+        b'{"id": "a", "prompt": "p", "ts": 1700000000}',
+        b'{"id": "a", "prompt": "p", "labels": {"x": NaN, "y": 1e400}}',
+        b'{"id": "a", "id": "b", "prompt": "p"}',
+        b'{"id": "a", "prompt": "\\ud800"}',
+        b'{"id": "a", "prompt": "p", "extra_fields": {"k": 1}}',
+        b'{"id": "a", "prompt": "p", "attack": {"category": "basic", "rank": 2}}',
+        b'{"id": "a", "prompt": "p", "labels": {"x": ' + b"[" * 199 + b"]" * 199 + b"}}",
+        b'{"id": "a", "prompt": "p", "labels": {"x": ' + b"[" * 200 + b"]" * 200 + b"}}",
+        b'{"id": "a", "prompt": "p", "labels": {"x": ' + b"[" * 2000 + b"]" * 2000 + b"}}",
+        b'\xef\xbb\xbf{"id": "a", "prompt": "p"}',
+    ],
+)
+def test_edge_records_decode_as_the_model_says(raw: bytes) -> None:
+    _same(raw)
+
+
+def test_ordinary_events_never_reach_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The point of the fast path: a well-formed event with every known field is read without
+    the pydantic model; one with a field of its own goes to the model, which keeps it."""
+
+    def model(raw: bytes) -> Event:
+        raise AssertionError("the model was asked")
+
+    monkeypatch.setattr(events, "_decode_by_model", model)
+    event = decode(
+        b'{"id": "e1", "ts": "2026-11-01T10:00:00.5+02:00", "prompt": "p", "response": "r",'
+        b' "system_prompt": "s", "system_prompt_id": "s1", "contexts": ["a"],'
+        b' "ground_truths": ["g"], "task": "rag", "model": "m", "route": "/chat", "tenant": "t",'
+        b' "attack": {"category": "basic", "technique": "dan"},'
+        b' "counterfactual_answers": ["c"], "labels": {"x": [1, {"y": null}]}}'
+    )
+    assert event.ts is not None and event.ts.utcoffset() == timedelta(hours=2)
+    assert event.extra == {} and event.labels == {"x": [1, {"y": None}]}
+    with pytest.raises(AssertionError, match="the model was asked"):
+        decode(b'{"id": "e1", "prompt": "p", "trace_id": "abc"}')
+
+
+def test_a_field_of_the_events_own_is_read_by_name_not_as_an_attribute() -> None:
+    event = decode(b'{"id": "a", "prompt": "p", "text": "own", "extra": "also own"}')
+    assert event.text("text") == "own" and event.text("extra") == "also own"
+    assert event.extra == {"text": "own", "extra": "also own"}
+    assert decode(b'{"id": "a", "prompt": "p"}').text("extra") is None

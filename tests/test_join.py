@@ -8,7 +8,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from sidecar.errors import ConfigError
-from sidecar.events import Event
+from sidecar.events import Event, validate
 from sidecar.join import Joiner
 from sidecar.settings import JoinSettings, load_settings
 from sidecar.sources.base import Record
@@ -24,7 +24,7 @@ class Clock:
 
 def half(rid: str, side: str, i: int, **extra: Any) -> Event:
     text = {"prompt": f"question {rid}"} if side == "prompt" else {"response": f"answer {rid}"}
-    return Event(id=f"{rid}-{side[0]}{i}", request_id=rid, **text, **extra)  # type: ignore[arg-type]
+    return validate({"id": f"{rid}-{side[0]}{i}", "request_id": rid, **text, **extra})
 
 
 def rec(partition: int, offset: int) -> Record:

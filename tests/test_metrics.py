@@ -15,7 +15,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from sidecar.app import App
 from sidecar.checks.reachability import ProberCollector
 from sidecar.errors import ConfigError
-from sidecar.events import Attack, Event
+from sidecar.events import Attack, Event, validate
 from sidecar.metrics import OTHER, LabelFolder, SidecarMetrics, render, set_created_series
 from sidecar.pipeline import BatchStats, Outcome, Pipeline, Verdict
 from sidecar.rules import load_rules
@@ -231,7 +231,7 @@ def test_event_age_is_taken_from_the_earliest_event_of_a_slice(
     tmp_path: Path, stamps: list[str], oldest: str
 ) -> None:
     app, registry = _age_app(tmp_path)
-    events = [Event(id=str(i), response="x", ts=ts) for i, ts in enumerate(stamps)]
+    events = [validate({"id": str(i), "response": "x", "ts": ts}) for i, ts in enumerate(stamps)]
     verdicts = [Verdict(e, {}, "v") for e in events]
     before = time.time()
     app._observe_age(verdicts, [Record(b"", "t", 0, i) for i in range(len(events))])

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from sidecar.errors import RuleSetError
-from sidecar.events import Event
+from sidecar.events import Event, validate
 from sidecar.rules import load_rules
 
 REPO = Path(__file__).resolve().parent.parent
@@ -115,8 +115,8 @@ rules:
     )
     r = {x.id: x.when for x in load_rules([path]).rules}
     plain = Event(id="1", response="x")
-    basic = Event.model_validate({"id": "2", "response": "x", "attack": {"category": "basic"}})
-    adv = Event.model_validate({"id": "3", "response": "x", "attack": {"category": "advanced"}})
+    basic = validate({"id": "2", "response": "x", "attack": {"category": "basic"}})
+    adv = validate({"id": "3", "response": "x", "attack": {"category": "advanced"}})
     assert r["probes"] and not r["probes"](plain) and r["probes"](basic)
     assert r["normal"] and r["normal"](plain) and not r["normal"](adv)
     assert r["advanced"] and r["advanced"](adv) and not r["advanced"](basic)

@@ -16,7 +16,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import ValidationError
 
-from sidecar.events import Attack, Event
+from sidecar.events import Attack, Event, validate
 from sidecar.pipeline import Outcome, Verdict
 from sidecar.settings import LabelSettings
 from sidecar.windows import (
@@ -51,6 +51,13 @@ class Clock:
 
 def event(i: int = 0, **fields: Any) -> Event:
     return Event(id=f"e{i}", response="r", **fields)
+
+
+def ranked(category: str, rank: int) -> Attack | None:
+    """An attack that carries a rank of its own, as a producer would send it."""
+    return validate(
+        {"id": "a", "response": "r", "attack": {"category": category, "rank": rank}}
+    ).attack
 
 
 def verdict(e: Event, **checks: Outcome) -> Verdict:
@@ -240,7 +247,7 @@ def test_leakage_risk_is_the_rank_weighted_mean_similarity_of_attacks() -> None:
     batch = [
         verdict(event(0, attack=Attack(category="basic")), leak=yes(0.9, False)),  # rank 4
         verdict(event(1, attack=Attack(category="advanced")), leak=yes(0.1)),  # rank 2
-        verdict(event(2, attack=Attack(category="advanced", rank=1)), leak=yes(0.5)),  # type: ignore[call-arg]
+        verdict(event(2, attack=ranked("advanced", 1)), leak=yes(0.5)),
         verdict(event(3), leak=yes(1.0, False)),  # not an attack: no rank, not counted
         verdict(event(4, attack=Attack(category="basic")), leak=Outcome(None, None, "n/a")),
     ]
@@ -633,7 +640,7 @@ def test_leakage_risk_per_attack_category() -> None:
             verdict(event(0, attack=Attack(category="basic")), leak=yes(0.9, False)),
             verdict(event(1, attack=Attack(category="basic")), leak=yes(0.3)),
             verdict(event(2, attack=Attack(category="advanced")), leak=yes(0.1)),
-            verdict(event(3, attack=Attack(category="advanced", rank=1)), leak=yes(0.4)),  # type: ignore[call-arg]
+            verdict(event(3, attack=ranked("advanced", 1)), leak=yes(0.4)),
         ]
     )
     basic = w.read("leakage_risk", "basic", TOTAL) or (0, 0, 0, 0)

@@ -26,7 +26,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from pydantic import ValidationError
 
 from ..errors import DecodeError, DecodeReason
-from ..events import Event
+from ..events import Event, validate
 from .base import Adapter, SkipReason
 from .config import OtlpMapping
 
@@ -547,7 +547,7 @@ class _OtlpAdapter(Adapter):
         if isinstance(truths, list):
             doc["ground_truths"] = [str(t) for t in truths]
         try:
-            return Event.model_validate(doc)
+            return validate(doc)
         except ValidationError:
             self.skip(SkipReason.INVALID)
             return None

@@ -343,7 +343,7 @@ def _first(checks: Mapping[str, Outcome], ids: Sequence[str]) -> Outcome | None:
 
 
 def _rank(attack: Any, ranks: Mapping[str, int]) -> int:
-    extra = attack.model_extra
+    extra = attack.extra
     if extra:
         r = extra.get("rank")
         if isinstance(r, int) and not isinstance(r, bool) and 1 <= r <= 4:

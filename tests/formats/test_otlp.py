@@ -12,7 +12,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.trace import SpanKind
 
 from sidecar.errors import ConfigError, DecodeError, DecodeReason
-from sidecar.events import Event
+from sidecar.events import Event, as_dict
 from sidecar.formats import Decoder, InputSettings, OtlpMapping, make_adapter, topic_matches
 from sidecar.formats.base import Adapter
 from sidecar.sources.base import Record
@@ -84,7 +84,7 @@ def test_genai_chat_with_message_attributes(fmt: str) -> None:
     assert e.tenant == "acme"  # from the resource
     assert e.task == "chat"
     assert e.ts is not None and e.ts.timestamp() == pytest.approx(1_790_000_000.4)
-    extra = e.model_extra or {}
+    extra = e.extra
     assert extra["usage"] == {"input_tokens": 31, "output_tokens": 12}
     assert extra["provider"] == "openai"
     assert extra["convention"] == "gen_ai"
@@ -151,7 +151,7 @@ def test_openllmetry_indexed_attributes_and_tool_calls(fmt: str) -> None:
     assert e.system_prompt == "You book flights."
     assert e.response is None  # a tool call, no text
     assert e.model == "gpt-4o-mini"
-    extra = e.model_extra or {}
+    extra = e.extra
     assert extra["tool_calls"] == ['book_flight({"to": "OSL"})']
     assert extra["usage"] == {"input_tokens": 20}
 
@@ -187,7 +187,7 @@ def test_genai_tool_call_parts_and_tool_results(fmt: str) -> None:
     (e,), _ = run(s, fmt)
     assert e.prompt == "Weather in Paris?"
     assert e.response == "It rains."
-    assert (e.model_extra or {})["tool_calls"] == ['notify({"to":"me"})']
+    assert (e.extra)["tool_calls"] == ['notify({"to":"me"})']
 
 
 def test_openinference_chat_messages_and_values(fmt: str) -> None:
@@ -238,8 +238,8 @@ def test_openinference_chat_messages_and_values(fmt: str) -> None:
     )
     assert ea.model == "claude-3-5-sonnet"
     assert ea.route == "rag-api"  # no http.route anywhere: the service name
-    assert (ea.model_extra or {})["usage"] == {"input_tokens": 9, "output_tokens": 3}
-    assert (ea.model_extra or {})["convention"] == "openinference"
+    assert (ea.extra)["usage"] == {"input_tokens": 9, "output_tokens": 3}
+    assert (ea.extra)["convention"] == "openinference"
     eb = by_id[event_id(b)]
     assert (eb.prompt, eb.response) == ("From JSON?", "Yes.")
     ec = by_id[event_id(c)]
@@ -354,7 +354,7 @@ def test_streaming_spans_keep_the_assembled_response(fmt: str) -> None:
         ("Tell me a story", "Once upon a time."),
         ("Stream please", "Streamed."),
     ]
-    assert all((e.model_extra or {}).get("streaming") is True for e in events)
+    assert all((e.extra).get("streaming") is True for e in events)
 
 
 def test_huge_attribute_values_pass_whole_and_the_record_limit_holds(fmt: str) -> None:
@@ -499,8 +499,8 @@ def test_collector_shaped_json_written_by_hand() -> None:
     (e,) = make_adapter("otlp-json", max_bytes=1 << 20).decode(orjson.dumps(doc))
     assert e.id == "5b8efff798038103d269b633813fc60c-eee19b7ec3c1b174"
     assert (e.prompt, e.response, e.route) == ("hi", "hello", "chatbot")
-    assert (e.model_extra or {})["usage"] == {"input_tokens": 3}
-    assert (e.model_extra or {})["error"] == "rate limited"
+    assert (e.extra)["usage"] == {"input_tokens": 3}
+    assert (e.extra)["error"] == "rate limited"
 
 
 @pytest.mark.parametrize(
@@ -598,8 +598,8 @@ def test_the_json_reader_agrees_with_protobufs_json_parser() -> None:
     direct = make_adapter("otlp-json", max_bytes=1 << 22)
     reference = make_adapter("otlp-proto", max_bytes=1 << 22)
     for raw in records:
-        mine = [e.model_dump() for e in direct.decode(raw)]
-        theirs = [e.model_dump() for e in reference.decode(reference_parse(raw))]
+        mine = [as_dict(e) for e in direct.decode(raw)]
+        theirs = [as_dict(e) for e in reference.decode(reference_parse(raw))]
         assert mine == theirs
     assert mine[-1]["error"] == "boom" and mine[-1]["response"] == "yo"
 
@@ -658,7 +658,7 @@ def test_json_status_code_by_name() -> None:
         ]
     }
     (e,) = make_adapter("otlp-json", max_bytes=1 << 20).decode(orjson.dumps(doc))
-    assert (e.model_extra or {})["error"] == "error"
+    assert (e.extra)["error"] == "error"
     assert e.ts is None
 
 
