@@ -25,6 +25,28 @@ __all__ = ["MqttSource"]
 
 log = logging.getLogger(__name__)
 
+
+class _LostConnectionAtDebug(logging.Filter):
+    """paho logs each lost connection as an ERROR of its own ("failed to receive on socket:
+    [Errno 104] Connection reset by peer"). The source already says it, once per outage (see
+    :class:`Reachability`), so those lines go to DEBUG; paho's other lines pass as they are."""
+
+    _LOST = ("failed to receive on socket", "timeout on socket")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not (isinstance(record.msg, str) and record.msg.startswith(self._LOST)):
+            return True
+        if record.levelno > logging.DEBUG:
+            if _paho_log.isEnabledFor(logging.DEBUG):
+                _paho_log.debug("%s", record.getMessage())
+            return False
+        return True
+
+
+_paho_log = logging.getLogger(f"{__name__}.paho")
+"""The MQTT client library's own log lines (aiomqtt's default is the ``mqtt`` logger)."""
+_paho_log.addFilter(_LostConnectionAtDebug())
+
 _HELD_S = 10.0
 """A connection counts as the broker being back (and resets the reconnect backoff) once it
 has held this long: one lost at once, again and again (another client with the same client_id
@@ -78,6 +100,7 @@ class MqttSource(Source):
             tls_context=ssl.create_default_context() if self.cfg.tls else None,
             max_queued_incoming_messages=self.cfg.queue_size,
             timeout=10,
+            logger=_paho_log,
         )
         # Send PUBACK only after processing (see the module docstring).
         client._client.manual_ack_set(True)
