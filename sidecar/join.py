@@ -234,10 +234,23 @@ def _key(event: Event, field: str) -> str:
     return event.id
 
 
+def _set(event: Event) -> dict[str, Any]:
+    """A half's fields that are set: a field sent as null (one of its own, or in ``attack``)
+    does not unset the other half's."""
+    doc = {}
+    for name, value in as_dict(event).items():
+        if value is None:
+            continue
+        if name == "attack":
+            value = {k: v for k, v in value.items() if v is not None}
+        doc[name] = value
+    return doc
+
+
 def _merge(key: str, prompt_half: Event, response_half: Event) -> Event:
     """One event from two halves: the prompt half's fields, then the response half's."""
-    doc: dict[str, Any] = as_dict(prompt_half)
-    for name, value in as_dict(response_half).items():
+    doc = _set(prompt_half)
+    for name, value in _set(response_half).items():
         if name != "prompt":
             doc[name] = value
     doc["id"] = key

@@ -155,3 +155,14 @@ def test_replay_joins_halves_across_the_file(
     assert verdicts["a"]["checks"]["p-mail"]["passed"] is False
     assert set(verdicts["b-p"]["checks"]) == {"p-mail"}  # an orphan: its own field only
     assert set(verdicts["c-r"]["checks"]) == {"r-mail"}
+
+
+def test_a_field_sent_as_null_by_one_half_does_not_unset_the_other_halfs() -> None:
+    from sidecar.join import _merge
+
+    prompt_half = half("r", "prompt", 0, user="alice", attack={"category": "basic", "rank": 2})
+    response_half = half("r", "response", 0, user=None, attack={"category": "basic", "rank": None})
+    merged = _merge("r", prompt_half, response_half)
+    assert merged.text("user") == "alice"
+    assert merged.prompt == prompt_half.prompt and merged.response == response_half.response
+    assert merged.attack is not None and merged.attack.extra == {}
