@@ -8,9 +8,9 @@ Decoding is the first thing the hot path does to every record, so it is two-tier
   a prompt or a response, and nesting the model allows. Fields of the event's own, or a whole
   number as its id, cost a second reading of the record, as a plain mapping;
 * everything else (a fraction as the id, other timestamp forms, fields of its own in
-  ``attack``, a broken record) goes through :class:`EventModel`, the pydantic model that defines the wire
-  format. It gives the same values for what the fast path takes, and says why a record is not
-  an event: the dead-letter reasons and messages come from it alone.
+  ``attack``, a broken record) goes through :class:`EventModel`, the pydantic model that
+  defines the wire format. It gives the same values for what the fast path takes, and says why
+  a record is not an event: the dead-letter reasons and messages come from it alone.
 
 ``tests/test_events.py`` holds the two paths equal on randomised records. One difference is
 left, knowingly: a key sent twice whose first value nests past the model's limit (over 200
@@ -105,8 +105,8 @@ class Event(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
         return str(value)
 
 
-class _EventWithExtra(Event, frozen=True, kw_only=True, forbid_unknown_fields=False):
-    extra_fields: dict[str, Any] = {}
+class _EventWithExtra(Event, frozen=True, kw_only=True):
+    extra_fields: dict[str, Any]
 
     @property
     def extra(self) -> Mapping[str, Any]:

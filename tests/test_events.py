@@ -354,6 +354,11 @@ def test_a_repeated_key_hides_how_deep_its_first_value_was(raw: bytes) -> None:
     )
 
 
+def test_the_struct_and_the_model_define_the_same_fields() -> None:
+    assert tuple(EventModel.model_fields) == events.FIELDS
+    assert tuple(events.AttackModel.model_fields) == events.Attack.__struct_fields__
+
+
 def test_an_attack_reads_as_text_as_it_did() -> None:
     event = decode(b'{"id": "a", "prompt": "p", "attack": {"category": "basic", "rank": 2}}')
     assert event.text("attack") == "category='basic' technique=None rank=2"
