@@ -258,9 +258,10 @@ def _known_only(raw: bytes) -> Event | None:
 
 
 def _with_extra(raw: bytes) -> Event | None:
-    """An event with fields of its own, or a whole number as its id: the known fields checked
-    as the fast path checks them (an unknown field in ``attack`` still fails), the others kept
-    as sent, the id taken as its decimal string as the model takes it."""
+    """The second reading, of the record as a plain mapping: for fields of the event's own
+    (kept as sent) and a whole number as its id (taken as its decimal string, as the model
+    takes it). The known fields are checked as the fast path checks them; anything else they
+    hold (an unknown field in ``attack``, a wrong type) is None, for the model to explain."""
     try:
         doc = (_whole_long if len(raw) > _LONGEST_NUMBER else _whole).decode(raw)
         numeric = type(doc.get("id")) is int
