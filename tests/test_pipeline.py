@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from sidecar.checks import Check, CheckResult, register
 from sidecar.errors import CheckError, CheckTimeout
-from sidecar.events import Event
+from sidecar.events import Attack, Event
 from sidecar.pipeline import ERROR, FAIL, NOT_APPLICABLE, PASS, Outcome, Pipeline, Verdict
 from sidecar.rules import load_rules
 from sidecar.scan import ScanPattern, literal
@@ -416,7 +416,7 @@ def test_keyed_rules_give_what_calling_each_check_gives(
             id=str(i),
             response=response,
             prompt=prompt if prompt is not None or response is not None else "p",
-            attack={"category": "basic"} if attack else None,
+            attack=Attack(category="basic") if attack else None,
         )
         for i, (response, prompt, attack) in enumerate(rows)
     ]

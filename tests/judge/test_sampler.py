@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from sidecar.events import Event
+from sidecar.events import validate
 from sidecar.judge.config import JudgeSettings
 from sidecar.judge.sampler import RequestBudget, Sampler, TokenBudget, hash_unit
 from sidecar.pipeline import Outcome, Verdict
@@ -23,7 +23,8 @@ class Clock:
 def verdict(
     i: int | str, *, route: str | None = None, checks: dict[str, Outcome] | None = None, **kw: Any
 ) -> Verdict:
-    event = Event(id=str(i) if isinstance(i, str) else f"evt-{i}", response="r", route=route, **kw)
+    ident = str(i) if isinstance(i, str) else f"evt-{i}"
+    event = validate({"id": ident, "response": "r", "route": route, **kw})
     return Verdict(event, checks or {}, "v1")
 
 

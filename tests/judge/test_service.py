@@ -11,7 +11,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, generate_latest
 
-from sidecar.events import Event
+from sidecar.events import Event, validate
 from sidecar.judge.config import JudgeSettings
 from sidecar.judge.service import JudgeService, applicable
 from sidecar.pipeline import Outcome, Verdict
@@ -32,7 +32,7 @@ RAG = {
 
 def verdict(i: int, checks: Mapping[str, Outcome] | None = None, **fields: Any) -> Verdict:
     doc = {**RAG, "prompt": f"What is the capital of France? (asked {i} times)", **fields}
-    return Verdict(Event(id=f"e-{i}", **doc), dict(checks or {}), "v1")
+    return Verdict(validate({"id": f"e-{i}", **doc}), dict(checks or {}), "v1")
 
 
 def value(registry: CollectorRegistry, name: str, **labels: str) -> float:
