@@ -13,7 +13,8 @@ the per-event cost of every rule measured by the sidecar itself.
 First it measures the decode cost of each input format on the same events, in process (no
 broker): native JSON lines, and the same events as OTLP traces (a server span and an LLM span
 per event, ``--traces-per-record`` traces per record, GenAI and OpenInference alternating) in
-``otlp-proto`` and ``otlp-json``. ``--decode-only`` stops there.
+``otlp-proto`` and ``otlp-json``; then that of native events by shape (fields of their own,
+numeric ids). ``--decode-only`` stops there.
 """
 
 from __future__ import annotations
@@ -125,6 +126,35 @@ def decode_cost(n: int, traces_per_record: int) -> None:
             f"{fmt:<16} {len(values):>8} {size:>11.0f} {per:>9.1f} {n / best:>10,.0f}"
             f"   ({per / base:.1f}x native)"
         )
+    print()
+    shape_cost(lines)
+
+
+def shape_cost(lines: list[bytes]) -> None:
+    """The native decode by the shape of the events (which reading takes them): best of seven
+    runs each. Run it on two checkouts to compare them."""
+    docs = [orjson.loads(line) for line in lines]
+
+    def own(doc: dict[str, object]) -> dict[str, object]:
+        return {**doc, "trace_id": "abc"}
+
+    shapes = {
+        "known fields only": docs,
+        "each with a field of its own": [own(d) for d in docs],
+        "one in four with one": [own(d) if i % 4 == 3 else d for i, d in enumerate(docs)],
+        "a whole-number id": [{**d, "id": i} for i, d in enumerate(docs)],
+        "a fraction as the id": [{**d, "id": i + 0.5} for i, d in enumerate(docs)],
+    }
+    print("native decode by event shape:")
+    for name, shaped in shapes.items():
+        raws = [orjson.dumps(d) for d in shaped]
+        best = float("inf")
+        for _ in range(7):
+            started = time.perf_counter()
+            for raw in raws:
+                decode(raw)
+            best = min(best, time.perf_counter() - started)
+        print(f"  {name:<30} {best / len(raws) * 1e6:>6.2f} µs/event")
     print()
 
 
