@@ -5,9 +5,11 @@ writes; see DATA.md) and the project's own ``tests/data/refusals.jsonl``, this p
 precision, recall, F1 and accuracy of:
 
 * a plain opening string match (the usual baseline), the phrase automaton alone (``method:
-  phrases``), phrases and the shipped model (``refusal``'s default; in-sample where the source
-  was trained on), and phrases and a model trained on every *other* source (cross-dataset:
-  the figure that predicts new data),
+  phrases``), phrases and the shipped model deciding alone at its threshold (``alone:
+  model``, as ``jailbreak_success`` reads; in-sample where the source was trained on), and
+  phrases and a model trained on every *other* source (cross-dataset: the figure that
+  predicts new data); on the three-way labels also ``refusal``'s default, where the model only
+  vetoes phrase hits,
 
 each as a refusal detector (against refusal labels) and as a jailbreak detector ("not
 refused", which is what ``jailbreak_success`` says, against jailbreak labels);
@@ -132,12 +134,15 @@ def team_labelled(
     detectors: dict[str, Callable[[Row], Outcome]] = {
         "opening string match": lambda r: OpeningMatch().assess(r.text).outcome,
         "phrases only": _outcome(Refusal(RefusalParams(method="phrases"), CheckContext())),
-        "phrases + model (shipped)": _outcome(Refusal(RefusalParams(), CheckContext())),
+        "phrases + model (shipped)": _outcome(
+            Refusal(RefusalParams(alone="model"), CheckContext())
+        ),
+        "default: model as veto only": _outcome(Refusal(RefusalParams(), CheckContext())),
     }
     if cross:
         held_out = {
             source: Refusal(
-                RefusalParams(),
+                RefusalParams(alone="model"),
                 CheckContext(),
                 model=fit(
                     without(training, source),
@@ -209,7 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         detectors: dict[str, Detector] = {
             "opening string match": OpeningMatch(),
             "phrases only": Refusal(RefusalParams(method="phrases"), CheckContext()),
-            "phrases + model (shipped)": Refusal(RefusalParams(), CheckContext()),
+            "phrases + model (shipped)": Refusal(RefusalParams(alone="model"), CheckContext()),
         }
         if not args.no_cross:
             model = fit(
@@ -219,7 +224,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 alone=shipped.alone,
             )
             detectors["phrases + model w/o source"] = Refusal(
-                RefusalParams(), CheckContext(), model=model
+                RefusalParams(alone="model"), CheckContext(), model=model
             )
         for name, detector in detectors.items():
             for task, s in evaluate(detector, part).items():  # type: ignore[arg-type]
@@ -235,12 +240,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     texts = one_kb(rows)
     print(f"\n== cost per event, {len(texts)} responses of 1 KB ==")
     jailbreak = JailbreakSuccess(JailbreakParams(), CheckContext())
-    combined = Refusal(RefusalParams(), CheckContext())
+    combined = Refusal(RefusalParams(alone="model"), CheckContext())
+    veto_only = Refusal(RefusalParams(), CheckContext())
     phrases = Refusal(RefusalParams(method="phrases"), CheckContext())
     for name, detect in {
         "opening string match": OpeningMatch().assess,
         "refusal, phrases only": lambda t: phrases(t, _EVENT),
-        "refusal (phrases + model)": lambda t: combined(t, _EVENT),
+        "refusal, alone: model": lambda t: combined(t, _EVENT),
+        "refusal (default: veto only)": lambda t: veto_only(t, _EVENT),
         "jailbreak_success": lambda t: jailbreak(t, _EVENT),
     }.items():
         # A new string each call, so the per-text memo does not hide the cost.

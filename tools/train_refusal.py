@@ -46,7 +46,7 @@ if str(ROOT) not in sys.path:
 
 from sidecar.checks.base import CheckContext  # noqa: E402
 from sidecar.checks.refusal import Refusal, RefusalParams, model_view  # noqa: E402
-from sidecar.checks.refusal_model import RefusalModel, features  # noqa: E402
+from sidecar.checks.refusal_model import RefusalModel, positional, words  # noqa: E402
 from tools.confusion import Confusion  # noqa: E402
 
 OWN_SET = ROOT / "tests" / "data" / "refusals.jsonl"
@@ -68,6 +68,10 @@ ALONE_GRID = (0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
 TIE = 0.002
 """Settings whose held-out accuracy lies within this of the best one's count as tied."""
 MIN_DF = 2
+MIN_HELD_OUT = 50
+"""A (source, task) pair with fewer held-out rows than this is left out of the mean: once
+the project's labels take most of a source's rows (``cai2024``), the few left would weigh
+as much as a whole source."""
 LABELS = ("compliance", "partial_refusal", "full_refusal")
 
 
@@ -192,16 +196,16 @@ def training_label(row: Row) -> str | None:
 
 
 _PHRASES = Refusal(RefusalParams(method="phrases"), CheckContext())
-_FEATURES: dict[str, list[str]] = {}
+_FEATURES: dict[str, tuple[list[str], list[str]]] = {}
 
 
-def featurise(text: str) -> list[str]:
-    """The features the model sees for ``text``, as the check computes them (memoised)."""
+def featurise(text: str) -> tuple[list[str], list[str]]:
+    """The positional features and the words the model sees for ``text``, as the check
+    computes them, repeats included: a feature's value is how often it occurs (memoised)."""
     found = _FEATURES.get(text)
     if found is None:
-        found = _FEATURES[text] = list(
-            dict.fromkeys(features(model_view(text), _PHRASES.find(text)))
-        )
+        view = model_view(text)
+        found = _FEATURES[text] = (positional(view, _PHRASES.find(text)), words(view))
     return found
 
 
@@ -209,13 +213,13 @@ def featurise(text: str) -> list[str]:
 class Matrix:
     vocab: list[str]
     X: Any
-    """A scipy CSR matrix of 0/1 features."""
+    """A scipy CSR matrix of feature counts."""
 
 
 def vectorise(docs: Sequence[list[str]]) -> Matrix:
     from scipy.sparse import csr_matrix
 
-    df = Counter(f for doc in docs for f in doc)
+    df = Counter(f for doc in docs for f in set(doc))
     vocab = sorted(f for f, n in df.items() if n >= MIN_DF)
     index = {f: i for i, f in enumerate(vocab)}
     indptr, indices = [0], []
@@ -223,6 +227,7 @@ def vectorise(docs: Sequence[list[str]]) -> Matrix:
         indices += [index[f] for f in doc if f in index]
         indptr.append(len(indices))
     X = csr_matrix(([1.0] * len(indices), indices, indptr), shape=(len(docs), len(vocab)))
+    X.sum_duplicates()  # a feature's repeats in one row add up to its count
     return Matrix(vocab, X)
 
 
@@ -237,13 +242,21 @@ def _fit_head(X: Any, y: Sequence[int], C: float) -> tuple[list[float], float]:
 
 
 def fit(rows: Sequence[Row], C: float, **kwargs: Any) -> RefusalModel:
-    """Fit both heads on the rows that carry (or imply) each head's label."""
+    """Fit both heads on the rows that carry (or imply) each head's label: ``refusal`` on
+    every feature, ``full`` on the positional ones only (as the model scores it)."""
     labelled = [(r, label) for r in rows if (label := training_label(r)) is not None]
-    m = vectorise([featurise(r.text) for r, _ in labelled])
+    feats = [featurise(r.text) for r, _ in labelled]
+    m = vectorise([where + said for where, said in feats])
+    named = {f for where, _ in feats for f in where}
+    cols = [i for i, name in enumerate(m.vocab) if name in named]
     full = [i for i, (r, label) in enumerate(labelled) if r.three_way and label != "compliance"]
+    w1, b1 = _fit_head(m.X[full][:, cols], [int(labelled[i][1] == "full_refusal") for i in full], C)
+    w_full = [0.0] * len(m.vocab)
+    for i, w in zip(cols, w1, strict=True):
+        w_full[i] = w
     heads = [
         _fit_head(m.X, [int(label != "compliance") for _, label in labelled], C),
-        _fit_head(m.X[full], [int(labelled[i][1] == "full_refusal") for i in full], C),
+        (w_full, b1),
     ]
     return RefusalModel.from_heads(m.vocab, heads, **kwargs)
 
@@ -290,7 +303,7 @@ def choose(rows: Sequence[Row]) -> tuple[Choice, list[Choice]]:
                     scores.accuracy
                     for model, test in held_out
                     for scores in evaluate(_check(model, veto, alone), test).values()
-                    if scores.n
+                    if scores.n >= MIN_HELD_OUT
                 ]
                 tried.append(Choice(C, veto, alone, sum(accs) / len(accs)))
     return pick(tried), tried

@@ -1,4 +1,4 @@
-"""The learned half of refusal detection: a small linear model over word n-grams.
+"""The learned half of refusal detection: a linear model over word n-grams.
 
 Phrase lists are precise but miss refusals worded as a judgment ("It is not appropriate
 to..."), as an AI persona ("I would respond by politely declining") or as a lecture, and they
@@ -10,7 +10,11 @@ However, ..."). The model reads where those cues live and weighs them:
   opening, since what follows a disclaimer decides whether the answer complied;
 * the ending, where refusals close with offers ("feel free to ask") and answers with content;
 * the shape: length, lines, list items, code, and how much text follows the pivot;
-* which refusal phrase (if any) the phrase automaton found in the opening.
+* which refusal phrase (if any) the phrase automaton found in the opening;
+* every word of the first :data:`HEAD_CHARS` characters, as often as it occurs, and the
+  word pairs of the first :data:`PAIR_TOKENS` words: a refusal is often a lecture or a
+  redirection with no "I can't" in it ("It is not appropriate to...", "Instead,
+  consider..."), which only the words of the whole answer give away.
 
 Two logistic heads share those features: ``refusal`` (full or partial refusal against
 compliance) and ``full`` (full against partial refusal, among refusals). Phrases and model
@@ -18,7 +22,8 @@ decide together (see :class:`RefusalModel`): the phrases give precision, the mod
 disclaimers that turn into answers and adds refusals it is sure of. The weights file
 (``sidecar/data/refusal_model.json.gz``) holds the vocabulary, the weights and where they came
 from; ``tools/train_refusal.py`` writes it from the data listed in ``DATA.md``. Nothing is
-downloaded at run time, and scoring is pure Python: one dictionary look-up per feature.
+downloaded at run time, and scoring is pure Python: one dictionary look-up per feature and
+head, made by ``map`` over the feature list.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
+from itertools import pairwise, repeat
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
@@ -49,12 +55,14 @@ __all__ = [
     "features",
     "find_pivot",
     "has_list",
+    "positional",
+    "words",
 ]
 
 MODEL_FILE = "refusal_model.json.gz"
 """The shipped weights, a resource of the ``sidecar.data`` package."""
 
-FORMAT = "llm-sidecar/refusal-linear/1"
+FORMAT = "llm-sidecar/refusal-linear/2"
 """Written into the weights file, so a file of another layout is refused at load."""
 
 Outcome = Literal["compliance", "partial_refusal", "full_refusal"]
@@ -76,6 +84,8 @@ PIVOT_CHARS = 120
 PIVOT_TOKENS = 4
 ENDING_CHARS = 120
 ENDING_TOKENS = 8
+PAIR_TOKENS = 40
+"""Words of the head whose adjacent pairs are features too (the opening decides most)."""
 
 PIVOTS = (
     "however",
@@ -166,11 +176,17 @@ class View(NamedTuple):
 
 
 def features(view: View, phrase: str | None) -> list[str]:
-    """The feature names of one text.
+    """Every feature name of one text: :func:`positional` then :func:`words`."""
+    return positional(view, phrase) + words(view)
 
-    ``phrase`` is the refusal phrase the automaton found in the opening, if any. Tokens are
-    whitespace-separated words with their punctuation, which keeps this cheap and keeps
-    "sorry," apart from "sorry".
+
+def positional(view: View, phrase: str | None) -> list[str]:
+    """The features that say where a word stands: the opening, the pivot, the ending, the
+    shape and the phrase found (``phrase``: the refusal phrase the automaton found in the
+    opening, if any). Each name carries a prefix ("o:", "pv=", ...).
+
+    Tokens are whitespace-separated words with their punctuation, which keeps this cheap and
+    keeps "sorry," apart from "sorry". A name counts as often as it occurs.
     """
     head, length = view.head, view.length
     out: list[str] = []
@@ -180,9 +196,9 @@ def features(view: View, phrase: str | None) -> list[str]:
     out.append(f"len:{_bucket(length, _LENGTH_EDGES)}")
     out.append(f"lines:{_bucket(head.count(chr(10)), _LINE_EDGES)}")
     if has_list(head):
-        out.append("list")
+        out.append("sh:list")
     if "```" in head:
-        out.append("code")
+        out.append("sh:code")
     if phrase is None:
         out.append("ph:none")
     else:
@@ -201,8 +217,21 @@ def features(view: View, phrase: str | None) -> list[str]:
     return out
 
 
+def words(view: View) -> list[str]:
+    """The words of the head, as often as they occur, and the pairs of its first
+    :data:`PAIR_TOKENS` words, unprefixed (a pair holds one space). A word that happens to
+    read like a positional name counts as that name in the ``refusal`` head, in training as
+    at run time."""
+    tokens = view.head.split()
+    pairs = tokens[:PAIR_TOKENS]
+    tokens += map(" ".join, pairwise(pairs))
+    return tokens
+
+
 HEADS = ("refusal", "full")
-"""The model's heads, in the order their weights are stored."""
+"""The model's heads, in the order their weights are stored. ``full`` reads only the
+:func:`positional` features: among refusals, where the words stand tells full from partial,
+and leaving the words out saves it a look-up per word."""
 
 
 class RefusalScore(NamedTuple):
@@ -228,7 +257,9 @@ class RefusalModel:
     ``veto`` and ``alone`` say how the model and the phrases decide together: a phrase found
     in the opening is a refusal unless the model's probability is below ``veto`` (a
     disclaimer followed by an answer); without a phrase, the model alone calls a refusal at
-    ``alone`` or above. The trainer chooses both on held-out sources.
+    ``alone`` or above. The trainer chooses both on held-out sources. The ``refusal`` check
+    takes ``alone`` from here only when a rule says ``alone: model``; by default the model
+    only vetoes.
     """
 
     weights: dict[str, tuple[float, float]]
@@ -236,15 +267,21 @@ class RefusalModel:
     veto: float = 0.2
     alone: float = 0.95
     meta: dict[str, Any] = field(default_factory=dict)
+    _heads: tuple[dict[str, float], dict[str, float]] = field(init=False, repr=False)
+    """One dictionary per head, for :meth:`score` (built from ``weights``)."""
+
+    def __post_init__(self) -> None:
+        self._heads = (
+            {n: w[0] for n, w in self.weights.items() if w[0]},
+            {n: w[1] for n, w in self.weights.items() if w[1]},
+        )
 
     def score(self, view: View, phrase: str | None) -> RefusalScore:
-        get = self.weights.get
-        z0, z1 = self.bias
-        for name in features(view, phrase):
-            w = get(name)
-            if w is not None:
-                z0 += w[0]
-                z1 += w[1]
+        where = positional(view, phrase)
+        refusal, full = self._heads
+        z0 = sum(map(refusal.get, where, repeat(0.0)), self.bias[0])
+        z0 = sum(map(refusal.get, words(view), repeat(0.0)), z0)
+        z1 = sum(map(full.get, where, repeat(0.0)), self.bias[1])
         return RefusalScore(_sigmoid(z0), _sigmoid(z1))
 
     def explain(

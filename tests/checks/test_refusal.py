@@ -20,6 +20,7 @@ from sidecar.checks.refusal import (
     normalise,
     variants,
 )
+from sidecar.checks.refusal_model import default_model
 from sidecar.events import Event
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "refusals.jsonl"
@@ -332,7 +333,7 @@ def test_refusals_seen_in_the_sample_stream(text: str) -> None:
 
 REFUSAL_RULES = """
 rules:
-  - {id: combined, check: refusal}
+  - {id: combined, check: refusal, params: {alone: 1.0}}
   - {id: phrases, check: refusal, params: {method: phrases, scope: anywhere}}
   - {id: extra, check: refusal, params: {method: phrases, extra_phrases: ["Nope, not doing it"]}}
 """
@@ -377,4 +378,7 @@ def test_the_shared_scan_finds_every_refusal_the_phrase_search_finds(tmp_path: P
 
 def test_the_scan_is_not_declared_where_the_model_decides_alone() -> None:
     assert Refusal(RefusalParams(alone=0.9), CheckContext()).scan_patterns() == ()
-    assert Refusal(RefusalParams(), CheckContext()).scan_patterns() != ()
+    assert Refusal(RefusalParams(), CheckContext()).scan_patterns() != ()  # veto only
+    trained = Refusal(RefusalParams(alone="model"), CheckContext())
+    assert (trained.scan_patterns() == ()) == (default_model().alone < 1.0)
+    assert Refusal(RefusalParams(alone=1.0), CheckContext()).scan_patterns() != ()
