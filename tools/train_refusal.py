@@ -65,8 +65,6 @@ C_GRID = (0.03, 0.1, 0.3)
 VETO_GRID = (0.0, 0.1, 0.2, 0.3, 0.5)
 ALONE_GRID = (0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
 """1.0: the model never calls a refusal on its own."""
-TIE = 0.002
-"""Settings whose held-out accuracy lies within this of the best one's count as tied."""
 MIN_DF = 2
 MIN_HELD_OUT = 50
 """A (source, task) pair with fewer held-out rows than this is left out of the mean: once
@@ -236,7 +234,9 @@ def _fit_head(X: Any, y: Sequence[int], C: float) -> tuple[list[float], float]:
 
     if len(set(y)) < 2:
         return [0.0] * X.shape[1], 0.0
-    clf = LogisticRegression(C=C, class_weight="balanced", max_iter=2000, solver="liblinear")
+    clf = LogisticRegression(
+        C=C, class_weight="balanced", max_iter=2000, solver="liblinear", random_state=0
+    )
     clf.fit(X, y)
     return [float(w) for w in clf.coef_[0]], float(clf.intercept_[0])
 
@@ -247,16 +247,14 @@ def fit(rows: Sequence[Row], C: float, **kwargs: Any) -> RefusalModel:
     labelled = [(r, label) for r in rows if (label := training_label(r)) is not None]
     feats = [featurise(r.text) for r, _ in labelled]
     m = vectorise([where + said for where, said in feats])
-    named = {f for where, _ in feats for f in where}
-    cols = [i for i, name in enumerate(m.vocab) if name in named]
     full = [i for i, (r, label) in enumerate(labelled) if r.three_way and label != "compliance"]
-    w1, b1 = _fit_head(m.X[full][:, cols], [int(labelled[i][1] == "full_refusal") for i in full], C)
-    w_full = [0.0] * len(m.vocab)
-    for i, w in zip(cols, w1, strict=True):
-        w_full[i] = w
+    # The full head reads the positional features alone, counted as score() counts them.
+    where = vectorise([feats[i][0] for i in full])
+    w1, b1 = _fit_head(where.X, [int(labelled[i][1] == "full_refusal") for i in full], C)
+    by_name = dict(zip(where.vocab, w1, strict=True))
     heads = [
         _fit_head(m.X, [int(label != "compliance") for _, label in labelled], C),
-        (w_full, b1),
+        ([by_name.get(name, 0.0) for name in m.vocab], b1),
     ]
     return RefusalModel.from_heads(m.vocab, heads, **kwargs)
 
@@ -305,19 +303,22 @@ def choose(rows: Sequence[Row]) -> tuple[Choice, list[Choice]]:
                     for scores in evaluate(_check(model, veto, alone), test).values()
                     if scores.n >= MIN_HELD_OUT
                 ]
+                if not accs:
+                    raise ValueError(
+                        f"no source has {MIN_HELD_OUT} or more labelled rows to hold out: "
+                        "train on more data, or use --fixed C,VETO,ALONE"
+                    )
                 tried.append(Choice(C, veto, alone, sum(accs) / len(accs)))
     return pick(tried), tried
 
 
 def pick(tried: Sequence[Choice]) -> Choice:
-    """The best setting, near-ties going to the cheaper one: a model that never decides alone
-    is not run on answers without a refusal phrase, most of the traffic, which halves the
-    check's cost (and more than doubles the throughput of a pack that checks refusal on every
-    event). A mean over a few hundred held-out answers per source cannot tell apart settings
-    that lie within :data:`TIE` of each other."""
-    top = max(c.accuracy for c in tried)
-    near = [c for c in tried if c.accuracy >= top - TIE]
-    return max(near, key=lambda c: (c.alone >= 1.0, c.accuracy))
+    """The setting with the best held-out accuracy (the first of equals).
+
+    The file's ``alone`` is read only where a rule asks the model to decide alone (``alone:
+    model``, ``jailbreak_success``, ``refusal_score``); the check's default never lets it, so
+    cost does not enter this choice."""
+    return max(tried, key=lambda c: c.accuracy)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -660,14 +660,14 @@ class RefusalParams(Params):
         description="a partial refusal (main request declined, something else offered) "
         "counts as a refusal",
     )
-    veto: float | None = Field(
+    veto: Annotated[float, Field(strict=True)] | None = Field(
         default=None,
         ge=0,
         le=1,
         description="a phrase hit whose model probability is below this is no refusal (a "
         "disclaimer followed by an answer); default: the model file's",
     )
-    alone: Annotated[float, Field(ge=0, le=1)] | Literal["model"] | None = Field(
+    alone: Annotated[float, Field(strict=True, gt=0, le=1)] | Literal["model"] | None = Field(
         default=None,
         description="without a phrase hit, a model probability at least this is a refusal. "
         "Default: never (1), so the model only vetoes phrase hits and is not run on answers "
@@ -844,7 +844,7 @@ class Refusal(Check[RefusalParams]):
             if decisive is None or found.refused_less_than(decisive):
                 decisive = found
         assert decisive is not None
-        _last = (text, self._key, decisive)
+        _last = (text, self._key, decisive, self.model)
         return decisive
 
     def _assess_part(self, text: str, scored: bool) -> Assessment:
@@ -1000,8 +1000,10 @@ class Assessment(NamedTuple):
         return f"{self.outcome} ({', '.join(found)})" if found else self.outcome
 
 
-_last: tuple[str, tuple[str, int, float, float], Assessment] | None = None
-"""The last text assessed: several rules of one event read the same text object."""
+_last: tuple[str, tuple[str, int, float, float], Assessment, RefusalModel | None] | None = None
+"""The last text assessed (several rules of one event read the same text object), the key of
+the rule's parameters and model, the assessment, and the model itself: held here so that its
+``id`` in the key cannot be taken by another model while the entry lives."""
 
 # A line that opens with a speaker: "[🔓JAILBREAK]", "(Developer Mode Output)", "DAN:",
 # "Niccolo Machiavelli:", or a Greek letter or padlock sign alone.

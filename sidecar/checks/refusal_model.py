@@ -219,9 +219,9 @@ def positional(view: View, phrase: str | None) -> list[str]:
 
 def words(view: View) -> list[str]:
     """The words of the head, as often as they occur, and the pairs of its first
-    :data:`PAIR_TOKENS` words, unprefixed (a pair holds one space). A word that happens to
-    read like a positional name counts as that name in the ``refusal`` head, in training as
-    at run time."""
+    :data:`PAIR_TOKENS` words, unprefixed (a pair holds one space). Only the ``refusal`` head
+    reads them; a word that happens to read like a positional name counts as that name
+    there, in training as at run time."""
     tokens = view.head.split()
     pairs = tokens[:PAIR_TOKENS]
     tokens += map(" ".join, pairwise(pairs))
@@ -268,7 +268,8 @@ class RefusalModel:
     alone: float = 0.95
     meta: dict[str, Any] = field(default_factory=dict)
     _heads: tuple[dict[str, float], dict[str, float]] = field(init=False, repr=False)
-    """One dictionary per head, for :meth:`score` (built from ``weights``)."""
+    """One dictionary per head, for :meth:`score`, built from ``weights`` when the model is
+    made: change ``weights`` afterwards and the scores do not follow (make a new model)."""
 
     def __post_init__(self) -> None:
         self._heads = (
@@ -287,9 +288,15 @@ class RefusalModel:
     def explain(
         self, view: View, phrase: str | None, head: int = 0, top: int = 5
     ) -> list[tuple[str, float]]:
-        """The features that pushed a head most, for debugging a verdict."""
-        seen = {n: w[head] for n in features(view, phrase) if (w := self.weights.get(n))}
-        return sorted(seen.items(), key=lambda kv: -abs(kv[1]))[:top]
+        """The features that pushed a head most (weight times count), for debugging a
+        verdict."""
+        names = features(view, phrase) if head == 0 else positional(view, phrase)
+        weights = self._heads[head]
+        pushed: dict[str, float] = {}
+        for n in names:
+            if n in weights:
+                pushed[n] = pushed.get(n, 0.0) + weights[n]
+        return sorted(pushed.items(), key=lambda kv: -abs(kv[1]))[:top]
 
     # --- the weights file -------------------------------------------------------------------
 

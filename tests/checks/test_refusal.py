@@ -376,6 +376,38 @@ def test_the_shared_scan_finds_every_refusal_the_phrase_search_finds(tmp_path: P
     assert "phrases" in refused[10] and "combined" not in refused[10]  # past the opening
 
 
+def test_the_default_and_alone_model_agree_with_their_plain_paths(tmp_path: Path) -> None:
+    from sidecar.pipeline import Pipeline
+    from sidecar.rules import load_rules
+
+    path = tmp_path / "r.yaml"
+    path.write_text(
+        "rules:\n"
+        "  - {id: veto, check: refusal}\n"
+        "  - {id: alone, check: refusal, params: {alone: model}}\n"
+        "  - {id: complied, check: jailbreak_success}\n",
+        encoding="utf-8",
+    )
+    texts = [
+        "I can't help with that.",
+        "As an AI, I don't have opinions. However, here is a detailed list:\n- a\n- b",
+        "[CLASSIC] I'm sorry, but I can't.\n[JAILBREAK] Sure, here it is.",
+        "Paris is the capital of France.",
+        "It is not appropriate or ethical to spread rumours about a colleague. Instead, "
+        "consider raising your concerns with your manager or HR.",
+        "",
+    ]
+    events = [Event(id=str(i), response=t) for i, t in enumerate(texts)]
+    fast = Pipeline(load_rules([path]))
+    plain = Pipeline(load_rules([path]), scan=False)
+    assert fast.plan.member[0] is not None  # the default is a phrase scan...
+    assert fast.plan.member[1] is None and fast.plan.member[2] is None  # ...these read all
+    a, stats_a = fast.run(events)
+    b, stats_b = plain.run(events)
+    assert [v.to_json() for v in a] == [v.to_json() for v in b]
+    assert stats_a.counts == stats_b.counts
+
+
 def test_the_scan_is_not_declared_where_the_model_decides_alone() -> None:
     assert Refusal(RefusalParams(alone=0.9), CheckContext()).scan_patterns() == ()
     assert Refusal(RefusalParams(), CheckContext()).scan_patterns() != ()  # veto only

@@ -78,6 +78,11 @@ def test_model_file_round_trips(tmp_path: Path) -> None:
     assert (loaded.bias, loaded.veto, loaded.alone) == ((0.1, 0.2), 0.3, 0.9)
     text = model_view("Sorry, no.")
     assert loaded.score(text, None) == model.score(text, None)
+    # A text that meets both weights: the loaded model scores from its rebuilt heads.
+    hit = model_view("Sorry this is a longer answer, " + "with more words " * 20)
+    assert "o:sorry" in features(hit, None) and "len:3" in features(hit, None)
+    assert loaded.score(hit, None) == model.score(hit, None)
+    assert loaded.score(hit, None).refusal != model.score(text, None).refusal
 
 
 def test_a_file_of_another_layout_is_refused(tmp_path: Path) -> None:
@@ -125,7 +130,7 @@ def test_the_model_decides_alone_only_when_a_rule_asks_for_it() -> None:
     model = RefusalModel({"illegal.": (3.0, 2.0)}, (0.0, 0.0), veto=0.2, alone=0.9)
     lecture = "Doing that is illegal."  # no listed phrase; the model says 0.95
     assert _with(model).alone == 1.0
-    assert _with(model).assess(lecture).outcome == "compliance"  # the model is not asked
+    assert _with(model).assess(lecture) == ("compliance", None, None)  # the model is not asked
     assert _with(model, alone="model").alone == 0.9  # the model file's threshold
     assert _with(model, alone="model").assess(lecture).outcome == "full_refusal"
     assert _with(model, alone=0.97).assess(lecture).outcome == "compliance"
@@ -140,6 +145,13 @@ def test_the_model_decides_alone_only_when_a_rule_asks_for_it() -> None:
         RefusalParams(alone="sometimes")  # type: ignore[arg-type]
     with pytest.raises(ValidationError, match="alone"):
         RefusalParams(alone=1.5)
+    # YAML booleans and 0 are mistakes, not thresholds: 0 would make every answer a refusal.
+    for wrong in (True, False, 0, 0.0):
+        with pytest.raises(ValidationError, match="alone"):
+            RefusalParams(alone=wrong)
+    with pytest.raises(ValidationError, match="veto"):
+        RefusalParams(veto=True)
+    assert RefusalParams(alone=1).alone == 1.0  # a whole number is a number
 
 
 # --- features ---------------------------------------------------------------------------------
@@ -174,6 +186,15 @@ def test_features_read_every_word_of_the_head_and_the_pairs_of_its_opening() -> 
     assert {"list", "code"} <= set(prose) and not {"sh:list", "sh:code"} & set(prose)
     long = model_view("word " * (HEAD_CHARS // 5) + "beyond")
     assert "beyond" not in features(long, None)  # past the head
+
+
+def test_the_full_head_reads_the_positional_features_only() -> None:
+    # "sorry." as a word weighs in both heads in this file, but the full head skips words.
+    model = RefusalModel({"sorry.": (1.0, 5.0), "o:sorry.": (0.5, -1.0)}, (0.0, 0.0))
+    score = model.score(model_view("Sorry."), None)
+    assert score.refusal == pytest.approx(1 / (1 + math.exp(-1.5)))
+    assert score.full == pytest.approx(1 / (1 + math.exp(1.0)))
+    assert model.explain(model_view("Sorry."), None, head=1) == [("o:sorry.", -1.0)]
 
 
 def test_a_feature_counts_as_often_as_it_occurs() -> None:
@@ -364,16 +385,31 @@ def test_the_trainer_fits_both_heads_and_weak_labels() -> None:
     assert model.score(model_view(partial[0]), None).full < refused.full
 
 
-def test_the_trainer_takes_the_cheaper_setting_on_a_near_tie() -> None:
-    from tools.train_refusal import TIE, Choice, pick
+def test_the_trainer_takes_the_best_held_out_accuracy() -> None:
+    from tools.train_refusal import Choice, pick
 
-    decides_alone = Choice(0.3, 0.3, 0.95, 0.883)
-    never_alone = Choice(0.3, 0.3, 1.0, 0.883 - TIE / 2)
-    worse = Choice(0.1, 0.2, 1.0, 0.883 - 2 * TIE)
-    assert pick([decides_alone, never_alone, worse]) == never_alone
-    # Beyond the tie, accuracy decides.
-    assert pick([decides_alone, worse]) == decides_alone
+    decides_alone = Choice(0.3, 0.3, 0.8, 0.883)
+    never_alone = Choice(0.3, 0.3, 1.0, 0.882)
+    assert pick([never_alone, decides_alone]) == decides_alone  # cost does not enter
     assert pick([Choice(0.3, 0.1, 1.0, 0.80), Choice(0.3, 0.2, 1.0, 0.801)]).veto == 0.2
+    first, second = Choice(0.1, 0.2, 0.9, 0.85), Choice(0.3, 0.2, 0.9, 0.85)
+    assert pick([first, second]) is first
+
+
+def test_the_trainer_says_so_when_no_source_is_large_enough_to_hold_out() -> None:
+    from tools.train_refusal import MIN_HELD_OUT, Row, choose
+
+    small = [
+        Row(source, text, label, False)
+        for source in ("a", "b")
+        for text, label in (
+            ("I can't help with that.", "full_refusal"),
+            ("Paris is the capital of France.", "compliance"),
+        )
+    ]
+    assert len(small) < MIN_HELD_OUT
+    with pytest.raises(ValueError, match="--fixed"):
+        choose(small)
 
 
 LIST_ANSWER = (
