@@ -66,6 +66,11 @@ VETO_GRID = (0.0, 0.1, 0.2, 0.3, 0.5)
 ALONE_GRID = (0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
 """1.0: the model never calls a refusal on its own."""
 MIN_DF = 2
+MAX_FEATURES = 30_000
+"""The shipped model keeps the features of the largest weights, this many. With the 56k a
+fit gives, ``alone: model`` spent 98 µs on a 1 KB answer; with 30k, 83 µs, and its outcome
+was the same on all 4,415 public and own answers compared (every third; with 15k, 99.6 %
+the same)."""
 MIN_HELD_OUT = 50
 """A (source, task) pair with fewer held-out rows than this is left out of the mean: once
 the project's labels take most of a source's rows (``cai2024``), the few left would weigh
@@ -256,7 +261,7 @@ def fit(rows: Sequence[Row], C: float, **kwargs: Any) -> RefusalModel:
         _fit_head(m.X, [int(label != "compliance") for _, label in labelled], C),
         ([by_name.get(name, 0.0) for name in m.vocab], b1),
     ]
-    return RefusalModel.from_heads(m.vocab, heads, **kwargs)
+    return RefusalModel.from_heads(m.vocab, heads, max_features=MAX_FEATURES, **kwargs)
 
 
 def evaluate(check: Refusal, rows: Sequence[Row]) -> dict[str, Confusion]:
@@ -370,6 +375,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         },
         "C": best.C,
         "min_df": MIN_DF,
+        "max_features": MAX_FEATURES,
         "held_out_accuracy": round(best.accuracy, 4),
     }
     model = fit(rows, best.C, veto=best.veto, alone=best.alone, meta=meta)

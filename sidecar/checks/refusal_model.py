@@ -351,15 +351,21 @@ class RefusalModel:
         alone: float = 0.95,
         meta: dict[str, Any] | None = None,
         min_weight: float = 1e-4,
+        max_features: int | None = None,
     ) -> RefusalModel:
         """Build a model from the trainer's per-head (weights, bias), in :data:`HEADS` order;
-        features that weigh nothing in every head are dropped."""
+        features that weigh nothing in every head are dropped, and with ``max_features``
+        only that many are kept, those of the largest weight in either head (a smaller
+        dictionary is a faster one to look words up in)."""
         (w0, b0), (w1, b1) = heads
         weights = {
             n: (a, b)
             for n, a, b in zip(names, w0, w1, strict=True)
             if max(abs(a), abs(b)) >= min_weight
         }
+        if max_features is not None and len(weights) > max_features:
+            kept = sorted(weights, key=lambda n: (-max(map(abs, weights[n])), n))[:max_features]
+            weights = {n: weights[n] for n in sorted(kept)}
         return cls(weights, (b0, b1), veto, alone, meta or {})
 
 

@@ -85,6 +85,16 @@ def test_model_file_round_trips(tmp_path: Path) -> None:
     assert loaded.score(hit, None).refusal != model.score(text, None).refusal
 
 
+def test_a_model_keeps_the_features_of_the_largest_weights() -> None:
+    names = ["a", "b", "c", "d", "e"]
+    heads = [([0.5, -3.0, 0.00001, 0.2, 0.0], 0.1), ([0.0, 0.0, 0.0, 0.0, -1.0], 0.2)]
+    model = RefusalModel.from_heads(names, heads, max_features=3)
+    assert model.weights == {"a": (0.5, 0.0), "b": (-3.0, 0.0), "e": (0.0, -1.0)}
+    everything = RefusalModel.from_heads(names, heads)
+    assert set(everything.weights) == {"a", "b", "d", "e"}  # "c" weighs nothing
+    assert len(default_model().weights) <= 30_000
+
+
 def test_a_file_of_another_layout_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "bad.json.gz"
     path.write_bytes(gzip.compress(json.dumps({"format": "something/else"}).encode()))
