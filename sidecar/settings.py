@@ -111,13 +111,34 @@ class KafkaSettings(_Section):
         return self
 
 
+def mqtt_filter_problem(topic: str) -> str | None:
+    """What makes ``topic`` an invalid MQTT topic filter (MQTT 3.1.1 and 5, section 4.7), or
+    None: it is not empty and at most 65,535 bytes of UTF-8 without NUL; ``+`` stands alone
+    in its level; ``#`` stands alone in the last level."""
+    if not topic:
+        return "it is empty"
+    if "\x00" in topic:
+        return "it holds a NUL character"
+    if len(topic.encode("utf-8", "surrogatepass")) > 65_535:
+        return "it is longer than 65,535 bytes"
+    levels = topic.split("/")
+    for i, level in enumerate(levels):
+        if "#" in level and (level != "#" or i != len(levels) - 1):
+            return "'#' must be a whole level, and the last one ('a/#')"
+        if "+" in level and level != "+":
+            return "'+' must be a whole level ('a/+/b')"
+    return None
+
+
 class MqttSettings(_Section):
     """The MQTT source (``source: mqtt``)."""
 
     host: str = Field("127.0.0.1", min_length=1)
     port: int = Field(1883, ge=1, le=65535)
     topics: list[str] = Field(default_factory=lambda: ["llm/events/#"], min_length=1)
-    client_id: str = "llm-sidecar"
+    client_id: str = Field("llm-sidecar", min_length=1)
+    """Names the persistent session, so it cannot be empty (a broker would pick one of its
+    own per connection and the session would be lost)."""
     username: str | None = None
     password: SecretStr | None = None
     tls: bool = False
@@ -134,6 +155,16 @@ class MqttSettings(_Section):
             value.encode("idna")
         except UnicodeError:
             raise ValueError(f"{value!r} is not a host name") from None
+        return value
+
+    @field_validator("topics")
+    @classmethod
+    def _topic_filters(cls, value: list[str]) -> list[str]:
+        # The MQTT client would raise these at subscribe time, as a traceback.
+        for topic in value:
+            problem = mqtt_filter_problem(topic)
+            if problem is not None:
+                raise ValueError(f"{topic!r} is not an MQTT topic filter: {problem}")
         return value
 
 

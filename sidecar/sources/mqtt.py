@@ -17,7 +17,7 @@ import ssl
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from ..errors import SourceError
+from ..errors import ConfigError, SourceError
 from ..settings import MqttSettings
 from .base import Reachability, Record, Source
 
@@ -51,6 +51,42 @@ _HELD_S = 10.0
 """A connection counts as the broker being back (and resets the reconnect backoff) once it
 has held this long: one lost at once, again and again (another client with the same client_id
 taking the session over, and back), is an outage, logged as one."""
+
+
+_REFUSED_FOR_GOOD = {
+    132: "mqtt.host/mqtt.port: the broker does not speak this MQTT version",
+    133: "mqtt.client_id: the broker does not take it (MQTT 3.1.1 brokers must take 1-23 "
+    "letters and digits)",
+    134: "mqtt.username and mqtt.password",
+    135: "mqtt.username, mqtt.password and the broker's access rules for that user",
+    138: "the broker's ban list: it has banned this client",
+    140: "the broker's authentication settings: it wants another method",
+}
+"""CONNACK reason codes (MQTT 5 numbering, which paho also gives MQTT 3.1.1 brokers' codes) that
+the same settings will get again, and what to check. Retrying them would only hide the
+mistake behind a sidecar that never becomes ready."""
+
+
+_V311 = {1: 132, 2: 133, 4: 134, 5: 135}
+"""MQTT 3.1.1 CONNACK return codes, where a client hands them on as plain numbers."""
+
+
+def refused_for_good(exc: BaseException) -> str | None:
+    """What to check, when ``exc`` is a refusal that retrying cannot mend; else None."""
+    rc = getattr(exc, "rc", None)
+    if isinstance(rc, int):
+        code: object = _V311.get(rc)
+    else:
+        code = getattr(rc, "value", None)
+    return _REFUSED_FOR_GOOD.get(code) if isinstance(code, int) else None
+
+
+def _failed_grant(granted: Sequence[Any]) -> Any:
+    """The first failure code in a SUBACK's list (code 128 or above), or None."""
+    for code in granted:
+        if getattr(code, "value", code) >= 0x80:
+            return code
+    return None
 
 
 async def _discard(client: Any) -> None:
@@ -109,17 +145,29 @@ class MqttSource(Source):
     async def _connect(self) -> bool:
         """One attempt to connect and subscribe; False if the broker did not answer
         (:attr:`link` says why) or a stop came meanwhile. A missing extra raises
-        :class:`SourceError`. A client that is not kept is closed, whatever ended the
+        :class:`SourceError`; a refusal that the same settings would meet again (credentials,
+        client id, a subscription refused) raises :class:`ConfigError`. A client that is not kept is closed, whatever ended the
         attempt (a failure, a stop, the task cancelled)."""
         import aiomqtt
 
         client = self._make_client()
+        where = f"the MQTT broker at {self.cfg.host}:{self.cfg.port}"
         try:
             await client.__aenter__()
             for topic in self.cfg.topics:
-                await client.subscribe(topic, qos=1)
+                failed = _failed_grant(await client.subscribe(topic, qos=1))
+                if failed is not None:
+                    raise ConfigError(
+                        f"{where} refused the subscription to {topic!r} ({failed}): check "
+                        "mqtt.topics and the broker's access rules for this client"
+                    )
         except aiomqtt.MqttError as exc:
             await _discard(client)
+            check = refused_for_good(exc)
+            if check is not None:
+                raise ConfigError(
+                    f"{where} refused the connection ({exc}): check {check}"
+                ) from None
             self.link.down(str(exc) or type(exc).__name__)
             return False
         except BaseException:

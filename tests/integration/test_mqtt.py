@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import json
 import logging
+import os
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -15,9 +18,11 @@ from typing import Any
 
 import aiomqtt
 import pytest
+from prometheus_client import CollectorRegistry
 
 from sidecar.app import App
 from sidecar.embedded import free_port
+from sidecar.errors import ConfigError
 from sidecar.settings import MqttSettings, Settings
 from sidecar.sources.mqtt import MqttSource
 from tests.conftest import REPO, event_line, require_tool
@@ -26,10 +31,25 @@ pytestmark = pytest.mark.integration
 
 
 @contextlib.asynccontextmanager
-async def running_mosquitto(tmp_path: Path, port: int) -> AsyncIterator[int]:
+async def running_mosquitto(
+    tmp_path: Path, port: int, users: dict[str, str] | None = None
+) -> AsyncIterator[int]:
+    """Mosquitto on ``port``: anonymous, or with ``users`` (name -> password) only."""
     binary = require_tool("mosquitto", Path("/usr/sbin"))
     conf = tmp_path / "mosquitto.conf"
-    conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
+    access = "allow_anonymous true\n"
+    if users is not None:
+        passwd = require_tool("mosquitto_passwd", Path("/usr/bin"))
+        pwfile = tmp_path / "passwords"
+        pwfile.write_text("")
+        for user, password in users.items():
+            args = [passwd, "-b", str(pwfile), user, password]
+            await asyncio.to_thread(subprocess.run, args, check=True)
+        access = f"allow_anonymous false\npassword_file {pwfile}\n"
+        if os.geteuid() == 0:
+            # Started as root, Mosquitto drops to its own user, who cannot read tmp_path.
+            access += "user root\n"
+    conf.write_text(f"listener {port} 127.0.0.1\n{access}persistence false\n")
     with open(tmp_path / "mosquitto.log", "wb") as log:
         proc = subprocess.Popen([binary, "-c", str(conf)], stdout=log, stderr=subprocess.STDOUT)
     try:
@@ -239,3 +259,140 @@ async def test_two_sidecars_with_one_client_id_back_off_and_log_it_as_one_outage
     lines = [r.getMessage() for r in caplog.records if r.name == "sidecar.sources.mqtt"]
     assert sum("is unreachable" in line for line in lines) <= 2, lines
     assert not any("reachable again" in line for line in lines), lines
+
+
+def run_sidecar(port: int, tmp_path: Path, **mqtt: Any) -> subprocess.CompletedProcess[str]:
+    """``llm-sidecar run`` on the MQTT source until it exits (at most 30 s)."""
+    config = tmp_path / "sidecar.yaml"
+    settings = {
+        "source": "mqtt",
+        "mqtt": {"host": "127.0.0.1", "port": port, "client_id": "refused", **mqtt},
+        "http": {"host": "127.0.0.1", "port": 0},
+    }
+    config.write_text(json.dumps(settings))  # JSON is YAML
+    return subprocess.run(
+        [sys.executable, "-m", "sidecar", "run", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+
+
+async def test_wrong_credentials_stop_the_sidecar_with_a_line_that_says_what_to_check(
+    tmp_path: Path,
+) -> None:
+    """A broker that refuses the credentials refuses them again on every retry: the sidecar
+    exits 2 at once with one line naming the settings to check, instead of retrying for ever
+    as if the broker were down and never becoming ready."""
+    async with running_mosquitto(tmp_path, free_port(), {"alice": "right"}) as port:
+        started = time.monotonic()
+        done = await asyncio.to_thread(
+            run_sidecar, port, tmp_path, username="alice", password="wrong"
+        )
+        assert time.monotonic() - started < 20
+        assert done.returncode == 2, done.stderr
+        assert "Traceback" not in done.stderr
+        last = done.stderr.strip().splitlines()[-1]
+        assert f"MQTT broker at 127.0.0.1:{port} refused the connection" in last, done.stderr
+        assert "mqtt.password" in last
+        assert "wrong" not in done.stderr  # the password itself is never shown
+        assert "unreachable" not in done.stderr  # it answered: it is not an outage
+
+        # The same user with the right password reads the events.
+        settings = Settings(
+            source="mqtt",
+            mqtt=mqtt_settings(port, "allowed", username="alice", password="right"),
+            rules=[REPO / "rules" / "default.yaml"],
+        )
+        app = App(settings, registry=CollectorRegistry())
+        await app.start()
+        task = asyncio.create_task(app.run())
+        try:
+            async with aiomqtt.Client(
+                "127.0.0.1", port, identifier="pub", username="alice", password="right"
+            ) as client:
+                for i in range(3):
+                    await client.publish("llm/events/chat", event_line(i), qos=1)
+            assert await until(lambda: app.tally.events >= 3)
+        finally:
+            app.request_stop()
+            await asyncio.wait_for(task, 10)
+            await app.stop()
+
+
+async def test_credentials_refused_at_a_reconnect_end_the_run_with_the_same_error(
+    tmp_path: Path,
+) -> None:
+    """The broker comes back after an outage with the sidecar's user removed (credentials
+    rotated without the sidecar's secret): the batch loop ends with the configuration error,
+    which ``run`` reports as above, rather than waiting for ever as not ready."""
+    port = free_port()
+    settings = Settings(
+        source="mqtt",
+        mqtt=mqtt_settings(port, "rotated", username="alice", password="old"),
+        rules=[REPO / "rules" / "default.yaml"],
+    )
+    app = App(settings, registry=CollectorRegistry())
+    async with running_mosquitto(tmp_path, port, {"alice": "old"}):
+        await app.start()
+        task = asyncio.create_task(app.run())
+        assert await until(app.source.ready)
+    try:
+        async with running_mosquitto(tmp_path, port, {"alice": "new"}):
+            with pytest.raises(ConfigError, match="refused the connection"):
+                await asyncio.wait_for(task, 20)
+    finally:
+        app.request_stop()
+        await app.stop()
+
+
+@pytest.mark.parametrize(
+    ("mqtt", "says"),
+    [
+        ({"topics": ["llm/#/chat"]}, "'#' must be a whole level"),
+        ({"topics": ["llm/ev+"]}, "'+' must be a whole level"),
+        ({"topics": [""]}, "it is empty"),
+        ({"client_id": ""}, "client_id"),
+    ],
+)
+def test_a_topic_filter_or_client_id_the_broker_cannot_take_is_a_settings_error(
+    tmp_path: Path, mqtt: dict[str, Any], says: str
+) -> None:
+    """Caught when the settings load, before any connection: exit 2 and one line, where the
+    MQTT client used to raise a traceback at the first subscription."""
+    done = run_sidecar(1, tmp_path, **mqtt)  # port 1: nothing is ever asked of it
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert says in done.stderr
+
+
+def test_which_refusals_are_for_good() -> None:
+    """The codes a broker gives for settings that cannot work stop the sidecar; a busy or
+    unavailable broker, and a subscription granted at any QoS, do not. Mosquitto grants
+    every subscription (it applies its access rules on delivery), so the SUBACK failure is
+    shown here on the codes themselves."""
+    from aiomqtt.exceptions import MqttConnectError
+    from paho.mqtt.packettypes import PacketTypes
+    from paho.mqtt.reasoncodes import ReasonCode
+
+    from sidecar.sources.mqtt import _failed_grant, refused_for_good
+
+    def connect_error(code: int) -> aiomqtt.MqttCodeError:
+        return MqttConnectError(ReasonCode(PacketTypes.CONNACK, identifier=code))
+
+    assert "mqtt.password" in str(refused_for_good(connect_error(134)))
+    assert "mqtt.password" in str(refused_for_good(connect_error(135)))
+    assert "mqtt.client_id" in str(refused_for_good(connect_error(133)))
+    assert refused_for_good(MqttConnectError(5)) == refused_for_good(connect_error(135))
+    for transient in (136, 137, 151, 159):  # unavailable, busy, quota, rate: retried
+        assert refused_for_good(connect_error(transient)) is None
+    assert refused_for_good(aiomqtt.MqttError("timed out")) is None
+    assert refused_for_good(MqttConnectError(3)) is None  # 3.1.1: unavailable
+
+    def suback(*codes: int) -> list[ReasonCode]:
+        return [ReasonCode(PacketTypes.SUBACK, identifier=c) for c in codes]
+
+    assert _failed_grant(suback(0, 1)) is None
+    assert str(_failed_grant(suback(1, 135))) == "Not authorized"
+    assert _failed_grant([1, 128]) == 128  # MQTT 3.1.1 brokers' plain failure code
