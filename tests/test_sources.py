@@ -109,6 +109,35 @@ async def test_unreachable_reasons_are_words() -> None:
     assert "cannot resolve" in await describe_unreachable("nosuchhost.invalid:9092", exc, 5)
 
 
+async def test_every_bootstrap_server_is_probed_and_each_named_when_they_differ() -> None:
+    """The reason used to come from the first server alone: with a typo in the first name
+    and the others refusing, it blamed the name for the whole cluster."""
+    from aiokafka.errors import KafkaConnectionError
+
+    from sidecar.embedded import free_port
+
+    exc = KafkaConnectionError("Unable to bootstrap")
+    refused = [f"127.0.0.1:{free_port()}" for _ in range(2)]
+    # Alike: one reason, as for one server.
+    assert await describe_unreachable(",".join(refused), exc, 5) == "connection refused"
+    mixed = f"nosuchhost.invalid:9092, {refused[0]}"
+    reason = await describe_unreachable(mixed, exc, 5)
+    assert reason.startswith("nosuchhost.invalid:9092: cannot resolve nosuchhost.invalid")
+    assert reason.endswith(f"; {refused[0]}: connection refused"), reason
+    accepted: list[asyncio.StreamWriter] = []
+    silent = await asyncio.start_server(lambda r, w: accepted.append(w), "127.0.0.1", 0)
+    try:
+        port = silent.sockets[0].getsockname()[1]
+        # One that accepts is the one to look at: Kafka there does not answer.
+        reason = await describe_unreachable(f"{refused[0]},127.0.0.1:{port}", exc, 7.0)
+        assert reason == "the port accepts connections but Kafka does not answer within 7s"
+    finally:
+        for w in accepted:
+            w.close()
+        silent.close()
+        await silent.wait_closed()
+
+
 async def test_while_kafka_is_unreachable_the_loop_turns_and_readiness_says_why(
     running: Any, registry: Any
 ) -> None:

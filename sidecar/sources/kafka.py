@@ -110,11 +110,13 @@ def quiet_connection_logs() -> None:
             logger.addFilter(_FILTER)
 
 
-async def describe_unreachable(bootstrap_servers: str, exc: BaseException, wait_s: float) -> str:
-    """Why a connection attempt failed, in words: aiokafka's own error says only "Unable to
-    bootstrap", so try the first server's TCP port to tell refused, unknown and silent apart."""
-    first = bootstrap_servers.split(",")[0].strip()
-    host, _, port = first.rpartition(":")
+PROBED_SERVERS = 5
+"""At most this many bootstrap servers are tried for :func:`describe_unreachable`."""
+
+
+async def _tcp_problem(server: str) -> str | None:
+    """Why ``host:port`` does not take a TCP connection within 3 s, or None if it does."""
+    host, _, port = server.rpartition(":")
     host = host.strip("[]")  # an IPv6 literal
     try:
         _, writer = await asyncio.wait_for(asyncio.open_connection(host, int(port)), 3.0)
@@ -129,10 +131,30 @@ async def describe_unreachable(bootstrap_servers: str, exc: BaseException, wait_
     writer.close()
     with contextlib.suppress(OSError):
         await writer.wait_closed()
-    text = str(exc).removeprefix(f"{type(exc).__name__}: ")
-    if isinstance(exc, TimeoutError) or "bootstrap" in text.lower() or "metadata" in text.lower():
-        return f"the port accepts connections but Kafka does not answer within {wait_s:.0f}s"
-    return text or type(exc).__name__
+    return None
+
+
+async def describe_unreachable(bootstrap_servers: str, exc: BaseException, wait_s: float) -> str:
+    """Why a connection attempt failed, in words: aiokafka's own error says only "Unable to
+    bootstrap", so try the servers' TCP ports (the first :data:`PROBED_SERVERS`, at once) to
+    tell refused, unknown and silent apart. Servers that fail alike are one reason; servers
+    that fail differently are each named with theirs."""
+    servers = [s.strip() for s in bootstrap_servers.split(",") if s.strip()][:PROBED_SERVERS]
+    problems = await asyncio.gather(*(_tcp_problem(s) for s in servers))
+    if not servers or None in problems:  # a port accepts: Kafka itself did not answer
+        text = str(exc).removeprefix(f"{type(exc).__name__}: ")
+        if (
+            isinstance(exc, TimeoutError)
+            or "bootstrap" in text.lower()
+            or "metadata" in text.lower()
+        ):
+            return f"the port accepts connections but Kafka does not answer within {wait_s:.0f}s"
+        return text or type(exc).__name__
+    if len(set(problems)) == 1:
+        return str(problems[0])
+    return "; ".join(
+        f"{server}: {problem}" for server, problem in zip(servers, problems, strict=True)
+    )
 
 
 def client_options(cfg: KafkaSettings) -> dict[str, Any]:
