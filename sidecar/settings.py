@@ -9,8 +9,10 @@ read the environment themselves. Secrets are ``SecretStr`` so they never reach l
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import os
 import re
+import ssl
 import types
 from pathlib import Path
 from typing import Any, Final, Literal, Union, cast, get_args, get_origin
@@ -62,6 +64,63 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+KAFKA_PORT = 9092
+"""The port of a bootstrap server given without one, as the Kafka client assumes."""
+
+
+def kafka_server(entry: str) -> tuple[str, int]:
+    """``host``, ``host:port``, ``[ipv6]``, ``[ipv6]:port`` or a bare IPv6 address as (host,
+    port), read as the Kafka client reads them; ValueError says what is wrong."""
+    entry = entry.strip()
+    if not entry:
+        raise ValueError("an empty server name")
+    if "://" in entry:
+        raise ValueError(f"{entry!r}: give host:port, without a scheme")
+    if entry.startswith("["):
+        host, bracket, rest = entry[1:].partition("]")
+        if not bracket or (rest and not rest.startswith(":")):
+            raise ValueError(f"{entry!r}: an IPv6 address is written [address]:port")
+        port = rest[1:] if rest else None
+    elif entry.count(":") > 1:
+        try:
+            ipaddress.IPv6Address(entry)
+        except ValueError:
+            raise ValueError(f"{entry!r}: an IPv6 address is written [address]:port") from None
+        host, port = entry, None
+    else:
+        host, colon, after = entry.partition(":")
+        port = after if colon else None
+    if "/" in host:
+        raise ValueError(f"{entry!r}: give host:port, without a path")
+    if not host:
+        raise ValueError(f"{entry!r}: no host")
+    if port is None:
+        return host, KAFKA_PORT
+    if not port.isdigit() or not 1 <= int(port) <= 65_535:
+        raise ValueError(f"{entry!r}: the port must be a number from 1 to 65535")
+    return host, int(port)
+
+
+def _no_password() -> str:
+    return ""
+
+
+def kafka_ssl_context(cfg: KafkaSettings) -> ssl.SSLContext:
+    """The TLS context of the Kafka clients, from ``cfg``'s files."""
+    context = ssl.create_default_context(
+        ssl.Purpose.SERVER_AUTH, cafile=str(cfg.ssl_cafile) if cfg.ssl_cafile else None
+    )
+    if cfg.ssl_certfile is not None:
+        context.load_cert_chain(
+            str(cfg.ssl_certfile),
+            str(cfg.ssl_keyfile) if cfg.ssl_keyfile else None,
+            # Without one, OpenSSL would prompt on the terminal for an encrypted key's.
+            cfg.ssl_password.get_secret_value() if cfg.ssl_password else _no_password,
+        )
+    context.check_hostname = cfg.ssl_check_hostname
+    return context
+
+
 class KafkaSettings(_Section):
     """The Kafka source and the topics llm-sidecar writes. SASL/SSL keys use aiokafka's names."""
 
@@ -98,6 +157,43 @@ class KafkaSettings(_Section):
     ssl_keyfile: Path | None = None
     ssl_password: SecretStr | None = None
     ssl_check_hostname: bool = True
+
+    @field_validator("bootstrap_servers")
+    @classmethod
+    def _servers(cls, value: str) -> str:
+        # The Kafka client raises a bare int() error (a traceback) on a port that is not a
+        # number, and an empty list would be waited for as if the cluster were down.
+        if not value.strip():
+            raise ValueError("give at least one host:port")
+        for entry in value.split(","):
+            kafka_server(entry)
+        return value
+
+    @field_validator("ssl_cafile", "ssl_certfile", "ssl_keyfile")
+    @classmethod
+    def _readable(cls, value: Path | None) -> Path | None:
+        if value is not None and not value.is_file():
+            raise ValueError(f"{value}: {'a directory' if value.is_dir() else 'no such file'}")
+        return value
+
+    @model_validator(mode="after")
+    def _tls_loads(self) -> KafkaSettings:
+        # What the client would raise at the first connection (a traceback): a file that is
+        # not PEM, a key that does not match its certificate, a wrong key password.
+        if self.security_protocol.endswith("SSL"):
+            try:
+                kafka_ssl_context(self)
+            except (ssl.SSLError, OSError) as exc:
+                files = [
+                    f"{name} {path}"
+                    for name in ("ssl_cafile", "ssl_certfile", "ssl_keyfile")
+                    if (path := getattr(self, name)) is not None
+                ]
+                raise ValueError(
+                    f"the TLS files do not load ({', '.join(files) or 'system CAs'}): "
+                    f"{exc.strerror or exc}"
+                ) from None
+        return self
 
     @model_validator(mode="after")
     def _sasl_needs_credentials(self) -> KafkaSettings:
@@ -151,6 +247,14 @@ class MqttSettings(_Section):
     def _host_name(cls, value: str) -> str:
         # A name that cannot be a host (an empty label, one over 63 characters) would
         # otherwise fail inside the MQTT client at every connection attempt.
+        if "://" in value:
+            raise ValueError(f"{value!r}: give the host alone, without a scheme (mqtt.tls: true)")
+        if ":" in value:
+            try:
+                ipaddress.IPv6Address(value)
+            except ValueError:
+                raise ValueError(f"{value!r}: give the host alone, the port as mqtt.port") from None
+            return value
         try:
             value.encode("idna")
         except UnicodeError:

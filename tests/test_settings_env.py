@@ -57,6 +57,22 @@ def test_mappings_may_be_key_value_pairs(monkeypatch: pytest.MonkeyPatch) -> Non
         ("LLM_SIDECAR_KAFKA__MAX_BATCH", "-1", "kafka.max_batch: Input should be greater"),
         ("LLM_SIDECAR_MQTT__HOST", "mqtt..svc", "mqtt.host: 'mqtt..svc' is not a host name"),
         ("LLM_SIDECAR_MQTT__HOST", "x" * 64, "is not a host name"),
+        ("LLM_SIDECAR_MQTT__HOST", "mqtt://broker", "without a scheme"),
+        ("LLM_SIDECAR_MQTT__HOST", "broker:1883", "the port as mqtt.port"),
+        # The Kafka client raised these as a traceback at the first connection, or waited
+        # for ever as if the cluster were down.
+        ("LLM_SIDECAR_KAFKA__BOOTSTRAP_SERVERS", "kafka:notaport", "'kafka:notaport': the port"),
+        ("LLM_SIDECAR_KAFKA__BOOTSTRAP_SERVERS", "a:9092,b:9092x", "'b:9092x': the port"),
+        ("LLM_SIDECAR_KAFKA__BOOTSTRAP_SERVERS", "a:70000", "from 1 to 65535"),
+        ("LLM_SIDECAR_KAFKA__BOOTSTRAP_SERVERS", " ", "give at least one host:port"),
+        ("LLM_SIDECAR_KAFKA__BOOTSTRAP_SERVERS", "a:9092,,b:9092", "an empty server name"),
+        ("LLM_SIDECAR_KAFKA__BOOTSTRAP_SERVERS", "kafka://a:9092", "without a scheme"),
+        ("LLM_SIDECAR_KAFKA__BOOTSTRAP_SERVERS", "[::1:9092", "[address]:port"),
+        ("LLM_SIDECAR_KAFKA__SSL_CAFILE", "/nonexistent/ca.pem", "ca.pem: no such file"),
+        # ...and the judge's HTTP client, at its first request.
+        ("LLM_SIDECAR_JUDGE__BASE_URL", "http://judge:80o0/v1", "Invalid port: '80o0'"),
+        ("LLM_SIDECAR_JUDGE__BASE_URL", "http://judge:99999/v1", "port 99999 is not from 1"),
+        ("LLM_SIDECAR_JUDGE__BASE_URL", "http://", "no host"),
     ],
 )
 def test_bad_values_are_one_line_errors(
@@ -92,4 +108,65 @@ def test_unknown_variables_name_the_likely_setting(
 ) -> None:
     monkeypatch.setenv(name, "x")
     with pytest.raises(ConfigError, match=f"did you mean {hint}\\?"):
+        load_settings()
+
+
+@pytest.mark.parametrize(
+    ("servers", "parsed"),
+    [
+        ("kafka:9092", [("kafka", 9092)]),
+        ("kafka", [("kafka", 9092)]),  # the client's default port
+        ("a:1, b:2", [("a", 1), ("b", 2)]),
+        ("[::1]:9093", [("::1", 9093)]),
+        ("::1", [("::1", 9092)]),
+    ],
+)
+def test_bootstrap_servers_are_read_as_the_kafka_client_reads_them(
+    monkeypatch: pytest.MonkeyPatch, servers: str, parsed: list[tuple[str, int]]
+) -> None:
+    from sidecar.settings import kafka_server
+
+    monkeypatch.setenv("LLM_SIDECAR_KAFKA__BOOTSTRAP_SERVERS", servers)
+    s = load_settings()
+    assert [kafka_server(e) for e in s.kafka.bootstrap_servers.split(",")] == parsed
+
+
+def _openssl(*args: str) -> None:
+    import subprocess
+
+    from tests.conftest import require_tool
+
+    subprocess.run([require_tool("openssl"), *args], check=True, capture_output=True)
+
+
+def test_kafka_tls_files_that_do_not_load_are_named_at_start(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A CA file or client certificate that is not PEM, or an encrypted key without its
+    password, used to surface as an ssl traceback at the first connection (and the key's
+    password as a prompt on the terminal). They are settings errors now, naming the files."""
+    key, cert = tmp_path / "client.key", tmp_path / "client.pem"
+    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=client",
+             "-days", "1", "-keyout", str(key), "-out", str(cert))  # fmt: skip
+    locked = tmp_path / "locked.key"
+    _openssl("rsa", "-in", str(key), "-aes256", "-passout", "pass:s3cret", "-out", str(locked))
+    not_pem = tmp_path / "ca.pem"
+    not_pem.write_text("not a certificate\n")
+    monkeypatch.setenv("LLM_SIDECAR_KAFKA__SECURITY_PROTOCOL", "SSL")
+    monkeypatch.setenv("LLM_SIDECAR_KAFKA__SSL_CAFILE", str(cert))
+    monkeypatch.setenv("LLM_SIDECAR_KAFKA__SSL_CERTFILE", str(cert))
+    monkeypatch.setenv("LLM_SIDECAR_KAFKA__SSL_KEYFILE", str(key))
+    assert load_settings().kafka.ssl_keyfile == key  # a good set loads
+
+    monkeypatch.setenv("LLM_SIDECAR_KAFKA__SSL_KEYFILE", str(locked))
+    with pytest.raises(ConfigError, match=r"the TLS files do not load .*ssl_keyfile"):
+        load_settings()  # no password: an error, not a prompt
+    monkeypatch.setenv("LLM_SIDECAR_KAFKA__SSL_PASSWORD", "s3cret")
+    assert load_settings().kafka.ssl_keyfile == locked
+
+    monkeypatch.setenv("LLM_SIDECAR_KAFKA__SSL_CAFILE", str(not_pem))
+    with pytest.raises(ConfigError, match=f"the TLS files do not load \\(ssl_cafile {not_pem}"):
+        load_settings()
+    monkeypatch.setenv("LLM_SIDECAR_KAFKA__SSL_CAFILE", str(tmp_path))
+    with pytest.raises(ConfigError, match="a directory"):
         load_settings()

@@ -83,6 +83,16 @@ class JudgeFailure(JudgeError):
         super().__init__(message, retriable=retriable, status=status)
         self.outcome = outcome
         self.retry_after: float | None = None
+        self.not_a_completion = False
+        """The endpoint's answer was not a chat completion at all (an HTML page, other
+        JSON): the base URL is likely not an OpenAI-compatible API, which counts against
+        the circuit like an outage. A completion whose text does not parse does not."""
+
+
+def _not_a_completion(reason: str) -> JudgeFailure:
+    failure = JudgeFailure(reason, outcome="invalid_answer", retriable=False)
+    failure.not_a_completion = True
+    return failure
 
 
 class ClientMetrics:
@@ -475,7 +485,7 @@ class JudgeClient:
             content = self._read(response)
         except JudgeFailure as exc:
             self._count_attempt(exc)
-            if exc.outcome == "invalid_answer":
+            if exc.outcome == "invalid_answer" and not exc.not_a_completion:
                 # The endpoint answered, but unusably: that neither proves it healthy nor
                 # counts as an outage, so a judge mixing errors with garbage still trips.
                 self.breaker.release()
@@ -493,6 +503,8 @@ class JudgeClient:
         """Count a failed HTTP attempt by reason (None: an answer that did not parse)."""
         if exc is None:
             reason = "unparseable answer"
+        elif exc.not_a_completion:
+            reason = str(exc.args[0]) if exc.args else "not a chat completion"
         elif exc.status is not None:
             reason = f"HTTP {exc.status}"
         elif exc.outcome == "connection_error":
@@ -526,21 +538,17 @@ class JudgeClient:
             raise failure
         try:
             doc = orjson.loads(response.content)
-            content = doc["choices"][0]["message"]["content"]
-        except (orjson.JSONDecodeError, KeyError, IndexError, TypeError):
-            raise JudgeFailure(
-                "judge response is not a chat completion",
-                outcome="invalid_answer",
-                retriable=False,
-                status=status,
+        except orjson.JSONDecodeError:
+            kind = response.headers.get("Content-Type", "").split(";")[0].strip()
+            raise _not_a_completion(
+                f"the answer is not JSON ({kind or 'no Content-Type'})"
             ) from None
+        try:
+            content = doc["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            raise _not_a_completion("the answer has no choices[0].message.content") from None
         if not isinstance(content, str):
-            raise JudgeFailure(
-                "judge completion has no text content",
-                outcome="invalid_answer",
-                retriable=False,
-                status=status,
-            )
+            raise _not_a_completion("the completion's content is not text")
         self._count_usage(doc.get("usage"))
         return content
 

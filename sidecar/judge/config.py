@@ -84,6 +84,22 @@ class TriggerSettings(_Section):
     uncertain: bool = True
 
 
+def _url_problem(url: str) -> str | None:
+    """What the HTTP client would raise on ``url`` at the first request (a traceback), or
+    what would fail every request (no host, a port out of range), or None."""
+    import httpx
+
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        return str(exc)
+    if not parsed.host:
+        return "no host"
+    if parsed.port is not None and not 1 <= parsed.port <= 65_535:
+        return f"port {parsed.port} is not from 1 to 65535"
+    return None
+
+
 class JudgeSettings(_Section):
     """The LLM judge: endpoint, limits, sampling and cost accounting."""
 
@@ -174,6 +190,9 @@ class JudgeSettings(_Section):
             raise ValueError("deadline_s must be at least timeout_s")
         if not self.base_url.startswith(("http://", "https://")):
             raise ValueError("base_url must be an http:// or https:// URL")
+        problem = _url_problem(self.base_url)
+        if problem is not None:
+            raise ValueError(f"base_url {self.base_url!r}: {problem}")
         return self
 
     def rate_for(self, route: str | None) -> float:

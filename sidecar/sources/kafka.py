@@ -23,16 +23,14 @@ import contextlib
 import importlib
 import logging
 import socket
-import ssl
 from collections.abc import AsyncIterator, Awaitable, Sequence
 from typing import Any, TypeVar
 
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import CommitFailedError, KafkaError
-from aiokafka.helpers import create_ssl_context
 
 from ..errors import SourceError
-from ..settings import KafkaSettings
+from ..settings import KafkaSettings, kafka_server, kafka_ssl_context
 from .base import Reachability, Record, Source
 
 __all__ = ["KafkaSource", "client_options", "describe_unreachable", "quiet_connection_logs"]
@@ -116,10 +114,9 @@ PROBED_SERVERS = 5
 
 async def _tcp_problem(server: str) -> str | None:
     """Why ``host:port`` does not take a TCP connection within 3 s, or None if it does."""
-    host, _, port = server.rpartition(":")
-    host = host.strip("[]")  # an IPv6 literal
     try:
-        _, writer = await asyncio.wait_for(asyncio.open_connection(host, int(port)), 3.0)
+        host, port = kafka_server(server)
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 3.0)
     except ConnectionRefusedError:
         return "connection refused"
     except socket.gaierror as err:
@@ -171,19 +168,8 @@ def client_options(cfg: KafkaSettings) -> dict[str, Any]:
         if cfg.sasl_plain_password is not None:
             opts["sasl_plain_password"] = cfg.sasl_plain_password.get_secret_value()
     if cfg.security_protocol in ("SSL", "SASL_SSL"):
-        opts["ssl_context"] = _ssl_context(cfg)
+        opts["ssl_context"] = kafka_ssl_context(cfg)
     return opts
-
-
-def _ssl_context(cfg: KafkaSettings) -> ssl.SSLContext:
-    context: ssl.SSLContext = create_ssl_context(
-        cafile=str(cfg.ssl_cafile) if cfg.ssl_cafile else None,
-        certfile=str(cfg.ssl_certfile) if cfg.ssl_certfile else None,
-        keyfile=str(cfg.ssl_keyfile) if cfg.ssl_keyfile else None,
-        password=cfg.ssl_password.get_secret_value() if cfg.ssl_password else None,
-    )
-    context.check_hostname = cfg.ssl_check_hostname
-    return context
 
 
 class _Stopped(Exception):

@@ -303,6 +303,7 @@ async def test_wrong_credentials_stop_the_sidecar_with_a_line_that_says_what_to_
         settings = Settings(
             source="mqtt",
             mqtt=mqtt_settings(port, "allowed", username="alice", password="right"),
+            http={"host": "127.0.0.1", "port": 0},
             rules=[REPO / "rules" / "default.yaml"],
         )
         app = App(settings, registry=CollectorRegistry())
@@ -331,6 +332,7 @@ async def test_credentials_refused_at_a_reconnect_end_the_run_with_the_same_erro
     settings = Settings(
         source="mqtt",
         mqtt=mqtt_settings(port, "rotated", username="alice", password="old"),
+        http={"host": "127.0.0.1", "port": 0},
         rules=[REPO / "rules" / "default.yaml"],
     )
     app = App(settings, registry=CollectorRegistry())

@@ -201,7 +201,27 @@ async def test_not_a_chat_completion(judge: ScriptedJudge, judge_settings: Make)
     async with JudgeClient(judge_settings()) as client:
         with pytest.raises(JudgeFailure) as info:
             await client.ask(OPINIONS, {"text": "x"}, metric="bias")
+        assert client.failed_attempts == {"the answer is not JSON (text/html)": 1}
     assert info.value.outcome == "invalid_answer"
+
+
+async def test_a_base_url_that_is_not_a_chat_api_is_named_and_opens_the_circuit(
+    judge: ScriptedJudge, judge_settings: Make
+) -> None:
+    """A base URL that reaches a web page (a gateway's login, a UI) answers every request
+    with HTTP 200 and HTML. The failures used to read "HTTP 200", and the circuit stayed
+    closed, so every sampled event kept asking. Now they say what came back, and count
+    against the circuit like an outage; a completion whose text does not parse still does
+    not (test_second_bad_answer_is_invalid)."""
+    judge.inject(Fault("not_completion", times=10))
+    settings = judge_settings(max_retries=0, circuit_failures=3, circuit_reset_s=60)
+    async with JudgeClient(settings) as client:
+        for _ in range(5):
+            with pytest.raises(JudgeFailure):
+                await client.ask(OPINIONS, {"text": "x"}, metric="bias")
+        assert client.breaker.state == "open"
+        assert client.failed_attempts["the answer is not JSON (text/html)"] == 3
+    assert judge.total == 3  # the last two were refused without a request
 
 
 async def test_verdict_count_must_match(judge: ScriptedJudge, judge_settings: Make) -> None:
