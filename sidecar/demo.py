@@ -155,7 +155,10 @@ async def demo(
     """Run the demo; ``quiet_s`` is the longest gap between two progress lines (default: 1 s
     on a terminal, 10 s otherwise); a line is printed only when the counts have changed."""
     settings = settings or demo_settings()
-    lines = _read_stream(events or bundled_path("events.jsonl"))
+    path = events or bundled_path("events.jsonl")
+    lines = _read_stream(path)
+    if not lines:
+        raise ConfigError(f"{path} holds no event: give a JSONL file of events")
     records = lines if fmt == "llm-sidecar-v1" else as_otlp(lines, fmt)
     out = sys.stdout
     if quiet_s is None:
@@ -216,4 +219,8 @@ async def demo(
             await app.stop()
         print("\nfinal summary", file=out)
         print(app.tally.format(), file=out, flush=True)
+    if once and status == 0 and app.tally.events == 0:
+        # As replay: a stream of which no record is an event did not demonstrate anything.
+        print(f"llm-sidecar: error: no record of {path} is an event", file=sys.stderr)
+        status = 1
     return status

@@ -55,6 +55,28 @@ def _reasons(counts: dict[str, int]) -> str:
     return ", ".join(f"{k}: {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
+def _distinct_files(file: str, out: Path | None, report: Path | None) -> None:
+    """Refuse outputs that would overwrite the input or each other: ``--out`` is opened
+    for writing before the input is read, so ``--out`` naming the input emptied it."""
+    named = [("the input", None if file == "-" else Path(file)), ("--out", out),
+             ("--report", report)]  # fmt: skip
+    seen: list[tuple[str, Path]] = []
+    for what, path in named:
+        if path is None:
+            continue
+        for earlier, other in seen:
+            if _same_file(path, other):
+                raise ConfigError(f"{what} {path} is {earlier} {other}: give another path")
+        seen.append((what, path))
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve() or (a.exists() and b.exists() and a.samefile(b))
+    except OSError:
+        return False
+
+
 def replay(
     settings: Settings,
     file: str,
@@ -96,6 +118,7 @@ def replay(
             raise ConfigError(f"cannot write {report}: no directory {report.parent}")
 
         builder = ReportBuilder(ruleset.rules, ruleset.version, settings.windows)
+    _distinct_files(file, out, report)
     sampled = 0
     not_judged = 0
     skipped = 0
@@ -208,7 +231,10 @@ def replay(
                 file=sys.stderr,
             )
             status = 1
-    if tally.events == 0 and skipped:
-        print(f"llm-sidecar: error: no {unit} of {file} is an event", file=sys.stderr)
+    if tally.events == 0:
+        # A capture that came out empty must not pass a CI job as "all checks passed".
+        name = "standard input" if file == "-" else file
+        what = f"no {unit} of {name} is an event" if skipped else f"{name} holds no event"
+        print(f"llm-sidecar: error: {what}", file=sys.stderr)
         status = 1
     return status

@@ -311,6 +311,59 @@ def test_replay_of_a_file_with_no_event_shows_a_few_lines_then_counts(tmp_path: 
     assert "dead-lettered (invalid_event: 20000, invalid_json: 5)" in result.stdout
 
 
+@pytest.mark.parametrize("content", [b"", b"\n  \n\n"])
+def test_replay_of_an_empty_capture_fails(tmp_path: Path, content: bytes) -> None:
+    """A capture that came out empty used to pass with status 0 and an empty table, so a
+    CI job replaying it stayed green."""
+    events = tmp_path / "e.jsonl"
+    events.write_bytes(content)
+    result = run("replay", str(events))
+    assert result.returncode == 1
+    assert result.stderr == f"llm-sidecar: error: {events} holds no event\n"
+    piped = run("replay", "-", stdin=content)
+    assert piped.returncode == 1
+    assert piped.stderr == "llm-sidecar: error: standard input holds no event\n"
+
+
+def test_replay_refuses_outputs_that_would_overwrite_the_input_or_each_other(
+    tmp_path: Path,
+) -> None:
+    """``--out`` is opened for writing before the input is read: naming the input emptied
+    it, and the run reported "0 checked" with status 0."""
+    events = tmp_path / "e.jsonl"
+    line = b'{"id": "a", "response": "fine"}\n'
+    events.write_bytes(line)
+    result = run("replay", str(events), "--out", str(events))
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"llm-sidecar: error: --out {events} is the input {events}: give another path\n"
+    )
+    assert events.read_bytes() == line  # untouched
+    (tmp_path / "sub").mkdir()
+    other_spelling = tmp_path / "sub" / ".." / "e.jsonl"
+    assert run("replay", str(events), "--report", str(other_spelling)).returncode == 2
+    assert events.read_bytes() == line
+    both = tmp_path / "r.html"
+    result = run("replay", str(events), "--out", str(both), "--report", str(both))
+    assert result.returncode == 2
+    assert "--report" in result.stderr and "is --out" in result.stderr
+    assert not both.exists()
+
+
+def test_a_byte_order_mark_before_the_first_line_is_not_part_of_the_event(
+    tmp_path: Path,
+) -> None:
+    """Editors and PowerShell's redirection write one; it made the first event invalid
+    JSON (and with one event, the run failed)."""
+    events = tmp_path / "e.jsonl"
+    events.write_bytes(b"\xef\xbb\xbf" + b'{"id": "a", "response": "fine"}\r\n')
+    out = tmp_path / "v.jsonl"
+    result = run("replay", str(events), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "skipped" not in result.stderr
+    assert orjson.loads(out.read_bytes())["id"] == "a"
+
+
 def test_numeric_ids_are_taken_as_their_decimal_string(tmp_path: Path) -> None:
     events = tmp_path / "e.jsonl"
     events.write_bytes(
@@ -344,6 +397,7 @@ BAD_INPUTS: list[tuple[list[str], dict[str, str], int, str]] = [
     (["demo", "--partitions", "many"], {}, 2, "--partitions: 'many' is not a whole number"),
     (["demo", "--port", "70000"], {}, 2, "--port: must be between 0 and 65535"),
     (["demo", "--events", MISSING], {}, 2, f"cannot read {MISSING}: No such file"),
+    (["demo", "--events", "{empty_yaml}"], {}, 2, "holds no event: give a JSONL file"),
     (["demo"], {"LLM_SIDECAR_KAFKA_TOPICS": "x"}, 2, "did you mean LLM_SIDECAR_KAFKA__TOPICS?"),
     (["demo", "--once", "--port", "0", "--rules", MISSING], {}, 2, "the rules do not load"),
     (["replay", MISSING], {}, 2, f"cannot read {MISSING}: No such file or directory"),

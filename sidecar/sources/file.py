@@ -23,10 +23,17 @@ MAX_FRAME_BYTES = 64 * 1_048_576
 """A length prefix above this means the file is not length-prefixed records."""
 
 
+_BOM = b"\xef\xbb\xbf"
+"""The UTF-8 byte-order mark some editors (and PowerShell's redirection) put first."""
+
+
 def read_batches(stream: BinaryIO, name: str, batch_size: int) -> Iterator[list[Record]]:
-    """Batches of non-empty lines as records (synchronous; used by replay)."""
+    """Batches of non-empty lines as records (synchronous; used by replay). A UTF-8
+    byte-order mark before the first line is not part of it."""
     batch: list[Record] = []
     for index, line in enumerate(stream):
+        if index == 0 and line.startswith(_BOM):
+            line = line[len(_BOM) :]
         line = line.rstrip(b"\r\n")
         if not line.strip():
             continue

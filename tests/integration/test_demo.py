@@ -83,3 +83,13 @@ def test_live_demo_is_quiet_when_idle_and_not_on_a_terminal(tmp_path: Path) -> N
     # Not one line a second: only when the counts change, at most every 10 s off a terminal.
     assert 1 <= len(progress) <= 2, out
     assert "final summary" in out and "369 records" not in out.split("final summary")[1]
+
+
+def test_demo_once_of_a_stream_without_an_event_fails(tmp_path: Path) -> None:
+    """As replay does: every record dead-lettered, nothing demonstrated, status 1."""
+    events = tmp_path / "garbage.jsonl"
+    events.write_text('not json\n{"id": "x"}\n')
+    result = demo("--events", str(events))
+    assert result.returncode == 1, result.stderr
+    assert f"llm-sidecar: error: no record of {events} is an event" in result.stderr
+    assert "dead-lettered" in result.stdout
