@@ -251,7 +251,7 @@ def _load_file(
     name = str(path)
     try:
         raw_bytes = path.read_bytes()
-        doc = yaml.safe_load(raw_bytes.decode("utf-8"))
+        doc = load_yaml(raw_bytes.decode("utf-8"))
     except OSError as exc:
         errors.append(RuleError(name, None, f"cannot read: {exc.strerror}"))
         return
@@ -368,6 +368,40 @@ def _schema_message(err: Any) -> str:
     if len(msg) > 200:
         msg = msg[:200] + "..."
     return f"{where}: {msg}" if where else msg
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """safe_load, except that a key given twice in one mapping is an error: YAML keeps the
+    last silently, so a second ``rules:`` block hid the first one's rules."""
+
+
+def _mapping_once(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    seen: dict[Any, yaml.Node] = {}
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue  # "<<: *defaults": the keys after it may override the merged ones
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            first = seen.get(key)
+        except TypeError:  # an unhashable key: construct_mapping says so
+            break
+        if first is not None:
+            raise yaml.constructor.ConstructorError(
+                f"while reading a mapping (its key {key!r} first at line {first.start_mark.line + 1})",
+                node.start_mark,
+                f"key {key!r} is given twice",
+                key_node.start_mark,
+            )
+        seen[key] = key_node
+    return loader.construct_mapping(node, deep=True)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_once)
+
+
+def load_yaml(text: str) -> Any:
+    """``yaml.safe_load``, with a key given twice in one mapping an error."""
+    return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader: plain data only
 
 
 def yaml_problem(exc: yaml.YAMLError) -> str:

@@ -662,9 +662,12 @@ def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
     cls = Settings
     if config is not None:
         if not config.is_file():
-            raise ConfigError(f"config file {config} does not exist")
+            what = "is a directory" if config.is_dir() else "does not exist"
+            raise ConfigError(f"config file {config} {what}")
+        from .rules import load_yaml
+
         try:
-            loaded = yaml.safe_load(config.read_text(encoding="utf-8"))
+            loaded = load_yaml(config.read_text(encoding="utf-8"))
         except UnicodeDecodeError as exc:
             raise ConfigError(f"config file {config} is not UTF-8 (byte {exc.start})") from None
         except yaml.YAMLError as exc:
@@ -677,6 +680,13 @@ def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
             raise ConfigError(f"cannot read config file {config}: {exc.strerror}") from None
         if loaded is not None and not isinstance(loaded, dict):
             raise ConfigError(f"config file {config} must hold a mapping at the top level")
+        rules = loaded.get("rules") if loaded else None
+        if isinstance(rules, list) and any(isinstance(rule, dict) for rule in rules):
+            raise ConfigError(
+                f"config file {config} is a rule file (its rules: are rules, not paths): "
+                "give rule files with --rules, or list their paths under rules: in the "
+                "settings (LLM_SIDECAR_RULES)"
+            )
         config_dict = SettingsConfigDict(**{**Settings.model_config, "yaml_file": config})
         cls = cast("type[Settings]", type("Settings", (Settings,), {"model_config": config_dict}))
     _check_environment()

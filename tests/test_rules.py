@@ -59,6 +59,32 @@ def test_yaml_syntax_errors_and_missing_files_are_reported(tmp_path: Path) -> No
     assert any("no such file" in r for r in reasons)
 
 
+def test_a_key_given_twice_is_an_error_not_a_silent_override(tmp_path: Path) -> None:
+    """YAML keeps the last of two equal keys: a second ``rules:`` block used to hide the
+    first one's rules, and validate said "ok: 1 rules"."""
+    twice = write(
+        tmp_path,
+        "twice.yaml",
+        "rules:\n  - {id: a, check: length_greater_than, params: {value: 0}}\n"
+        "rules:\n  - {id: b, check: length_greater_than, params: {value: 0}}\n",
+    )
+    with pytest.raises(RuleSetError) as info:
+        load_rules([twice])
+    [error] = info.value.errors
+    assert error.reason == (
+        "not valid YAML: line 3, column 1: while reading a mapping (its key 'rules' first at "
+        "line 1): key 'rules' is given twice"
+    )
+    # A key after a merge (<<) overrides the merged one, as YAML means it to.
+    merged = write(
+        tmp_path,
+        "merged.yaml",
+        "rules:\n  - {id: a, check: length_greater_than, params: &p {value: 0}}\n"
+        "  - {id: b, check: length_greater_than, params: {<<: *p, value: 3}}\n",
+    )
+    assert [r.id for r in load_rules([merged]).rules] == ["a", "b"]
+
+
 def test_includes_defaults_and_disabled_rules(tmp_path: Path) -> None:
     write(
         tmp_path,

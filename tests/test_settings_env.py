@@ -170,3 +170,21 @@ def test_kafka_tls_files_that_do_not_load_are_named_at_start(
     monkeypatch.setenv("LLM_SIDECAR_KAFKA__SSL_CAFILE", str(tmp_path))
     with pytest.raises(ConfigError, match="a directory"):
         load_settings()
+
+
+def test_config_file_mistakes_say_what_they_are(tmp_path: Path) -> None:
+    """A directory, a key given twice (the first silently lost) and a rule file given as
+    the settings file each get their own one-line error."""
+    with pytest.raises(ConfigError, match=f"config file {tmp_path} is a directory"):
+        load_settings(tmp_path)
+    twice = tmp_path / "twice.yaml"
+    twice.write_text("http:\n  port: 0\nhttp:\n  port: 9000\n")
+    with pytest.raises(ConfigError, match=r"line 3, column 1: .* key 'http' is given twice"):
+        load_settings(twice)
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("version: 1\nrules:\n  - {id: a, check: length_greater_than}\n")
+    with pytest.raises(ConfigError, match=r"is a rule file .*: give rule files with --rules"):
+        load_settings(rules)
+    paths = tmp_path / "settings.yaml"
+    paths.write_text(f"rules: [{rules}]\n")
+    assert load_settings(paths).rules == [rules]  # a list of paths is what rules: takes
