@@ -41,7 +41,7 @@ from .lifecycle import STOP_STEP_S, Lifecycle, StopStep, run_stop_steps
 from .logs import LogBudget
 from .metrics import SidecarMetrics, set_created_series
 from .pipeline import BatchStats, DeadLetter, Pipeline, Tally, Verdict
-from .rules import RuleSet, RuleWatcher, bundled_path, load_rules, rule_files
+from .rules import RuleSet, RuleWatcher, bundled_path, field_notes, load_rules, rule_files
 from .server import HttpServer
 from .settings import Settings
 from .sinks import KafkaSink, Sink, write_until_acknowledged
@@ -425,6 +425,8 @@ class App(Lifecycle):
             len(ruleset.files),
             ruleset.version,
         )
+        for note in field_notes(ruleset.rules):
+            log.warning("%s", note)
 
     def request_reload(self) -> None:
         """Reload the rule files now (SIGHUP)."""

@@ -410,6 +410,10 @@ def _validate(args: argparse.Namespace) -> int:
     print(
         f"ok: {len(ruleset.rules)} rules in {len(ruleset.files)} file(s), version {ruleset.version}"
     )
+    from .rules import field_notes
+
+    for note in field_notes(ruleset.rules):
+        print(f"note: {note}")
     from .scan import ScanPlan
 
     for line in ScanPlan(ruleset.rules).report(ruleset.rules):

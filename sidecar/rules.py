@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 import hashlib
 import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -24,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .checks import Check, CheckContext, get_check, registered
 from .errors import RuleError, RuleSetError
-from .events import Event
+from .events import FIELDS, Event
 
 __all__ = [
     "CompiledRule",
@@ -150,6 +151,28 @@ class CompiledRule:
         if self.lo is not None and value < self.lo:
             return False
         return not (self.hi is not None and value > self.hi)
+
+
+def field_notes(rules: Iterable[CompiledRule]) -> list[str]:
+    """A line for each rule that reads a field the event format does not define: valid (an
+    event may carry a field of its own of that name), but most often a typo, after which
+    the rule silently applies to no event."""
+    notes = []
+    for rule in rules:
+        if rule.field in FIELDS:
+            continue
+        close = difflib.get_close_matches(rule.field, FIELDS, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        notes.append(
+            f"{rule.file}: rule {rule.id!r} reads field {rule.field!r}, which events do not "
+            f"have unless they carry it as a field of their own ({hint}the event's fields: "
+            f"{', '.join(TEXT_FIELDS)})"
+        )
+    return notes
+
+
+TEXT_FIELDS = ("prompt", "response", "system_prompt", "contexts", "ground_truths")
+"""The event fields that hold the text rules usually read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,7 +311,11 @@ def _load_file(
         _load_file(inc_path, specs, judge, digest, seen, errors, depth + 1)
 
     if "judge" in doc:
-        judge.update(doc["judge"])
+        problem = _judge_problem(doc["judge"])
+        if problem is None:
+            judge.update(doc["judge"])
+        else:
+            errors.append(RuleError(name, None, f"judge: {problem}"))
     defaults = doc.get("defaults", {})
     for index, raw in enumerate(doc.get("rules", [])):
         if index in bad_rules:
@@ -297,6 +324,20 @@ def _load_file(
         when = raw.get("when", defaults.get("when"))
         merged["when"] = When.parse(when) if when is not None else None
         specs.append(RuleSpec(**merged, file=name))
+
+
+def _judge_problem(overrides: Mapping[str, Any]) -> str | None:
+    """What is wrong with one file's ``judge:`` mapping on its own (so that the error can
+    name the file), or None. Values that clash only with the process's own judge settings
+    are found when the two are merged."""
+    from .errors import ConfigError
+    from .judge.config import JudgeSettings
+
+    try:
+        JudgeSettings().merge(overrides)
+    except ConfigError as exc:
+        return str(exc).removeprefix("invalid judge settings in rule files: ")
+    return None
 
 
 def _compile(spec: RuleSpec, ctx: CheckContext) -> CompiledRule:

@@ -611,6 +611,29 @@ def test_validate_keeps_the_yaml_caret(tmp_path: Path) -> None:
     assert lines[2].index("^") == lines[1].index("x") + 1
 
 
+def test_a_rule_reading_a_field_events_do_not_have_is_pointed_out(tmp_path: Path) -> None:
+    """``field: respnse`` is valid (events may carry fields of their own) but almost always a
+    typo after which the rule applies to no event: validate passed it without a word, and
+    the events counted as passing every rule."""
+    rules = tmp_path / "r.yaml"
+    rules.write_text(
+        "rules:\n"
+        "  - {id: typo, check: length_greater_than, field: respnse, params: {value: 0}}\n"
+        "  - {id: fine, check: length_greater_than, field: prompt, params: {value: 0}}\n"
+    )
+    result = run("validate", str(rules))
+    assert result.returncode == 0  # still valid
+    notes = [line for line in result.stdout.splitlines() if line.startswith("note: ")]
+    assert notes == [
+        f"note: {rules}: rule 'typo' reads field 'respnse', which events do not have unless "
+        "they carry it as a field of their own (did you mean 'response'? the event's fields: "
+        "prompt, response, system_prompt, contexts, ground_truths)"
+    ]
+    replayed = run("replay", "-", "--rules", str(rules), stdin=b'{"id": "a", "response": "x"}\n')
+    assert replayed.returncode == 0
+    assert f"note: {rules}: rule 'typo' reads field 'respnse'" in replayed.stderr
+
+
 def test_rule_problems_lose_pydantics_prefix(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("rules:\n  - {id: k, check: contains_any, params: {keywords: ['']}}\n")

@@ -85,6 +85,20 @@ def test_a_key_given_twice_is_an_error_not_a_silent_override(tmp_path: Path) -> 
     assert [r.id for r in load_rules([merged]).rules] == ["a", "b"]
 
 
+def test_a_bad_judge_mapping_is_reported_with_its_file(tmp_path: Path) -> None:
+    """It used to surface only when merged with the process's settings, as "invalid judge
+    settings in rule files", with no file named."""
+    rule = "rules:\n  - {id: a, check: length_greater_than, params: {value: 0}}\n"
+    good = write(tmp_path, "good.yaml", "judge: {sample_rate: 0.5}\n" + rule)
+    assert load_rules([good]).judge == {"sample_rate": 0.5}
+    bad = write(tmp_path, "bad.yaml", "judge: {sample_rate: 2}\n" + rule.replace(" a,", " b,"))
+    with pytest.raises(RuleSetError) as info:
+        load_rules([good, bad])
+    [error] = info.value.errors
+    assert error.file == str(bad)
+    assert error.reason == "judge: sample_rate: Input should be less than or equal to 1"
+
+
 def test_includes_defaults_and_disabled_rules(tmp_path: Path) -> None:
     write(
         tmp_path,
