@@ -712,15 +712,17 @@ def _check_environment() -> None:
     short of nesting) would silently leave the default in place.
     """
     fields = {name.upper() for name in Settings.model_fields}
+    # Names are read without regard to case (llm_sidecar_source is the source), so they are
+    # checked the same way: a lower-case typo must not be ignored either.
     unknown = sorted(
         key
         for key in os.environ
-        if key.startswith("LLM_SIDECAR_")
-        and key not in _NOT_SETTINGS
-        and key.removeprefix("LLM_SIDECAR_").split("__", 1)[0] not in fields
+        if key.upper().startswith("LLM_SIDECAR_")
+        and key.upper() not in _NOT_SETTINGS
+        and key.upper().removeprefix("LLM_SIDECAR_").split("__", 1)[0] not in fields
     )
     if unknown:
-        hints = [h for h in (_hint(key) for key in unknown) if h]
+        hints = [h for h in (_hint(key.upper()) for key in unknown) if h]
         hint = (
             f" (did you mean {', '.join(hints)}?)"
             if hints

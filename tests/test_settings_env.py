@@ -188,3 +188,22 @@ def test_config_file_mistakes_say_what_they_are(tmp_path: Path) -> None:
     paths = tmp_path / "settings.yaml"
     paths.write_text(f"rules: [{rules}]\n")
     assert load_settings(paths).rules == [rules]  # a list of paths is what rules: takes
+
+
+def test_variable_names_are_checked_without_regard_to_case(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """pydantic-settings reads them in any case; the check for unknown names did not, so
+    LLM_SIDECAR_source=xyz was called unknown (with a hint about double underscores) and a
+    lower-case typo was silently ignored."""
+    monkeypatch.setenv("LLM_SIDECAR_source", "xyz")
+    with pytest.raises(ConfigError, match="source: Input should be 'kafka' or 'mqtt'"):
+        load_settings()
+    monkeypatch.delenv("LLM_SIDECAR_source")
+    monkeypatch.setenv("llm_sidecar_judge__sample_rate", "0.25")
+    assert load_settings().judge.sample_rate == 0.25
+    monkeypatch.setenv("llm_sidecar_kafka_topics", "x")
+    with pytest.raises(
+        ConfigError, match="llm_sidecar_kafka_topics \\(did you mean LLM_SIDECAR_KAFKA__TOPICS\\?"
+    ):
+        load_settings()
