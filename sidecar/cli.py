@@ -14,7 +14,7 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from . import __version__
 from .errors import ConfigError, EmbeddedBrokerError, RuleSetError, SidecarError, rules_error
@@ -33,7 +33,29 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line on stderr (and exit 2), like every other error."""
 
     def error(self, message: str) -> NoReturn:
+        if message == "the following arguments are required: file" and any(
+            a.dest == "rules" for a in self._actions
+        ):
+            # --rules takes every path after it: "replay --rules r.yaml events.jsonl" reads
+            # the events file as a second rule path and then misses FILE.
+            message += " (after --rules, every path is a rule path: put FILE before --rules)"
         self.exit(EXIT_USAGE, f"llm-sidecar: error: {message} (see {self.prog} --help)\n")
+
+
+class _Once(argparse.Action):
+    """A file option that may be given once: a second one used to replace the first without
+    a word (and an invalid first --config was never read)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        if getattr(namespace, self.dest, None) is not None:
+            parser.error(f"{option_string} is given twice: give one")
+        setattr(namespace, self.dest, values)
 
 
 def _whole_number(low: int, high: int) -> Callable[[str], int]:
@@ -130,7 +152,9 @@ def _parser() -> argparse.ArgumentParser:
         epilog=_SETTINGS_HELP,
         formatter_class=text,
     )
-    run.add_argument("--config", type=Path, help="YAML settings file (environment overrides it)")
+    run.add_argument(
+        "--config", type=Path, action=_Once, help="YAML settings file (environment overrides it)"
+    )
     run.add_argument(
         "--workers",
         type=_whole_number(1, MAX_WORKERS),
@@ -169,7 +193,9 @@ def _parser() -> argparse.ArgumentParser:
         default="llm-sidecar-v1",
         help="publish the stream as native events or as OTLP traces (as a Collector would)",
     )
-    demo.add_argument("--config", type=Path, help="YAML settings file (environment overrides it)")
+    demo.add_argument(
+        "--config", type=Path, action=_Once, help="YAML settings file (environment overrides it)"
+    )
 
     replay = sub.add_parser(
         "replay",
@@ -188,8 +214,10 @@ def _parser() -> argparse.ArgumentParser:
         help="what the file holds (default: input.format, llm-sidecar-v1); otlp-json is one "
         "request per line, otlp-proto length-prefixed requests (kcat -f '%%R%%s')",
     )
-    replay.add_argument("--out", type=Path, help="write one verdict per event here (JSONL)")
-    replay.add_argument("--config", type=Path, help="YAML settings file")
+    replay.add_argument(
+        "--out", type=Path, action=_Once, help="write one verdict per event here (JSONL)"
+    )
+    replay.add_argument("--config", type=Path, action=_Once, help="YAML settings file")
     replay.add_argument(
         "--judge",
         action="store_true",
@@ -197,7 +225,10 @@ def _parser() -> argparse.ArgumentParser:
         "set); scores go into --out",
     )
     replay.add_argument(
-        "--report", type=Path, help="write a self-contained HTML report of the run here"
+        "--report",
+        type=Path,
+        action=_Once,
+        help="write a self-contained HTML report of the run here",
     )
     replay.add_argument(
         "--intervals",
@@ -214,7 +245,9 @@ def _parser() -> argparse.ArgumentParser:
         epilog=_SETTINGS_HELP,
         formatter_class=text,
     )
-    judge.add_argument("--config", type=Path, help="YAML settings file (environment overrides it)")
+    judge.add_argument(
+        "--config", type=Path, action=_Once, help="YAML settings file (environment overrides it)"
+    )
 
     validate = sub.add_parser(
         "validate",
@@ -225,7 +258,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     validate.add_argument("paths", type=Path, nargs="+", help="rule files or directories")
     validate.add_argument(
-        "--config", type=Path, help="YAML settings file (system prompts, secrets)"
+        "--config", type=Path, action=_Once, help="YAML settings file (system prompts, secrets)"
     )
 
     sub.add_parser(
