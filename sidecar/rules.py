@@ -267,11 +267,14 @@ def _load_file(
     errors: list[RuleError],
     depth: int,
 ) -> None:
-    path = path.resolve()
-    if path in seen:
+    real = path.resolve()
+    if real in seen:
         return
-    seen.add(path)
-    name = str(path)
+    seen.add(real)
+    # Named as given, not by the target of a link: a Kubernetes ConfigMap mounts each file
+    # as a link into a "..2025_01_01_00_00_00.123" directory, which is not what the user
+    # wrote. Includes are found beside the file itself (real), as before.
+    name = str(path.absolute())
     try:
         raw_bytes = path.read_bytes()
         doc = load_yaml(raw_bytes.decode("utf-8"))
@@ -304,7 +307,7 @@ def _load_file(
         errors.append(RuleError(name, None, f"includes nested deeper than {MAX_INCLUDE_DEPTH}"))
         return
     for inc in doc.get("include", []):
-        inc_path = path.parent / inc
+        inc_path = real.parent / inc
         if not inc_path.is_file():
             errors.append(RuleError(name, None, f"included file {inc} does not exist"))
             continue

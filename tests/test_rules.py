@@ -99,6 +99,29 @@ def test_a_bad_judge_mapping_is_reported_with_its_file(tmp_path: Path) -> None:
     assert error.reason == "judge: sample_rate: Input should be less than or equal to 1"
 
 
+def test_a_linked_rule_file_is_named_as_given(tmp_path: Path) -> None:
+    """A ConfigMap mounts files as links into a timestamped directory: errors named that
+    directory instead of the path the user configured. Includes are still found beside the
+    file the link points to."""
+    real = tmp_path / "..2026_11_26_00_00_00.1"
+    real.mkdir()
+    write(
+        real,
+        "base.yaml",
+        "rules:\n  - {id: base, check: length_greater_than, params: {value: 0}}\n",
+    )
+    write(real, "main.yaml", "include: [base.yaml]\nrules:\n  - {id: bad, check: nope}\n")
+    mounted = tmp_path / "mounted"
+    mounted.mkdir()
+    (mounted / "rules.yaml").symlink_to(real / "main.yaml")
+    with pytest.raises(RuleSetError) as info:
+        load_rules([mounted / "rules.yaml"])
+    [error] = info.value.errors
+    assert error.file == str(mounted / "rules.yaml")
+    (real / "main.yaml").write_text("include: [base.yaml]\nrules: []\n")
+    assert [r.id for r in load_rules([mounted / "rules.yaml"]).rules] == ["base"]
+
+
 def test_includes_defaults_and_disabled_rules(tmp_path: Path) -> None:
     write(
         tmp_path,
