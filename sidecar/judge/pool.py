@@ -14,6 +14,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
+from ..logs import LogBudget
+
 __all__ = ["JudgePool"]
 
 log = logging.getLogger(__name__)
@@ -42,6 +44,12 @@ class JudgePool(Generic[T]):
         self.in_flight = 0
         self.completed = 0
         self.abandoned = 0
+        self.failed = 0
+        """Jobs that raised: a fault of the handler, not of the judge endpoint (those are
+        the handler's own outcomes)."""
+        # A fault repeats on every job: the first few a minute with their traceback, the
+        # rest summed up by exception type.
+        self._failure_logs = LogBudget(f"{name} pool job failures", log, limit=3)
 
     @property
     def depth(self) -> int:
@@ -113,6 +121,7 @@ class JudgePool(Generic[T]):
             self._queue.task_done()
             abandoned += 1
         self.abandoned += abandoned
+        self._failure_logs.flush()
         return abandoned
 
     async def _work(self) -> None:
@@ -123,8 +132,10 @@ class JudgePool(Generic[T]):
                 await self._handler(job)
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                log.exception("%s pool: a job failed", self.name)
+            except Exception as exc:
+                self.failed += 1
+                if self._failure_logs.allow(type(exc).__name__):
+                    log.exception("%s pool: a job failed", self.name)
             else:
                 self.completed += 1
             finally:

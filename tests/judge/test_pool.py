@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
+
+import pytest
 
 from sidecar.judge.pool import JudgePool
 
@@ -79,3 +82,28 @@ async def test_a_failing_job_does_not_kill_its_worker() -> None:
     await pool.join()
     await pool.stop(0)
     assert seen == [1, 2]
+
+
+async def test_a_fault_on_every_job_is_logged_a_few_times_then_summed_up(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A handler fault repeats on every sampled event: each used to log a full traceback
+    (2,563 stderr lines for 30 events in one run). Now the first three a minute, then one
+    line with the count; every one is counted in ``failed``."""
+
+    async def handler(job: int) -> None:
+        raise OverflowError("port must be 0-65535")
+
+    pool: JudgePool[int] = JudgePool(handler, queue_size=50, concurrency=2)
+    pool.start()
+    caplog.set_level(logging.WARNING, "sidecar.judge.pool")
+    for i in range(40):
+        assert pool.offer(i)
+    await pool.join()
+    await pool.stop(0)
+    assert pool.failed == 40 and pool.completed == 0
+    tracebacks = [r for r in caplog.records if r.exc_info is not None]
+    assert len(tracebacks) == 3
+    [summary] = [r.getMessage() for r in caplog.records if r.exc_info is None]
+    assert summary.startswith("37 more judge pool job failures in the last ")
+    assert summary.endswith("(OverflowError 37); all of them are counted")
