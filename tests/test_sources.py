@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -88,6 +90,20 @@ def test_demoted_records_show_at_debug(caplog: pytest.LogCaptureFixture) -> None
     assert record.levelno == logging.DEBUG
 
 
+@contextlib.asynccontextmanager
+async def silent_port() -> AsyncIterator[int]:
+    """A loopback port that accepts connections and never answers."""
+    accepted: list[asyncio.StreamWriter] = []
+    silent = await asyncio.start_server(lambda r, w: accepted.append(w), "127.0.0.1", 0)
+    try:
+        yield silent.sockets[0].getsockname()[1]
+    finally:
+        for w in accepted:
+            w.close()
+        silent.close()
+        await silent.wait_closed()
+
+
 async def test_unreachable_reasons_are_words() -> None:
     from aiokafka.errors import KafkaConnectionError
 
@@ -95,17 +111,9 @@ async def test_unreachable_reasons_are_words() -> None:
 
     exc = KafkaConnectionError("Unable to bootstrap from [('127.0.0.1', 1)]")
     assert await describe_unreachable(f"127.0.0.1:{free_port()}", exc, 5) == "connection refused"
-    accepted: list[asyncio.StreamWriter] = []
-    silent = await asyncio.start_server(lambda r, w: accepted.append(w), "127.0.0.1", 0)
-    try:
-        port = silent.sockets[0].getsockname()[1]
+    async with silent_port() as port:
         reason = await describe_unreachable(f"127.0.0.1:{port}", TimeoutError(), 7.0)
         assert reason == "the port accepts connections but Kafka does not answer within 7s"
-    finally:
-        for w in accepted:
-            w.close()
-        silent.close()
-        await silent.wait_closed()
     assert "cannot resolve" in await describe_unreachable("nosuchhost.invalid:9092", exc, 5)
 
 
@@ -124,18 +132,10 @@ async def test_every_bootstrap_server_is_probed_and_each_named_when_they_differ(
     reason = await describe_unreachable(mixed, exc, 5)
     assert reason.startswith("nosuchhost.invalid:9092: cannot resolve nosuchhost.invalid")
     assert reason.endswith(f"; {refused[0]}: connection refused"), reason
-    accepted: list[asyncio.StreamWriter] = []
-    silent = await asyncio.start_server(lambda r, w: accepted.append(w), "127.0.0.1", 0)
-    try:
-        port = silent.sockets[0].getsockname()[1]
+    async with silent_port() as port:
         # One that accepts is the one to look at: Kafka there does not answer.
         reason = await describe_unreachable(f"{refused[0]},127.0.0.1:{port}", exc, 7.0)
         assert reason == "the port accepts connections but Kafka does not answer within 7s"
-    finally:
-        for w in accepted:
-            w.close()
-        silent.close()
-        await silent.wait_closed()
 
 
 async def test_while_kafka_is_unreachable_the_loop_turns_and_readiness_says_why(

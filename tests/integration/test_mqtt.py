@@ -261,6 +261,17 @@ async def test_two_sidecars_with_one_client_id_back_off_and_log_it_as_one_outage
     assert not any("reachable again" in line for line in lines), lines
 
 
+def mqtt_app(port: int, client_id: str, **mqtt: Any) -> App:
+    """An App on the MQTT source with the default rules, HTTP on a free loopback port."""
+    settings = Settings(
+        source="mqtt",
+        mqtt=mqtt_settings(port, client_id, **mqtt),
+        http={"host": "127.0.0.1", "port": 0},
+        rules=[REPO / "rules" / "default.yaml"],
+    )
+    return App(settings, registry=CollectorRegistry())
+
+
 def run_sidecar(port: int, tmp_path: Path, **mqtt: Any) -> subprocess.CompletedProcess[str]:
     """``llm-sidecar run`` on the MQTT source until it exits (at most 30 s)."""
     config = tmp_path / "sidecar.yaml"
@@ -300,13 +311,7 @@ async def test_wrong_credentials_stop_the_sidecar_with_a_line_that_says_what_to_
         assert "unreachable" not in done.stderr  # it answered: it is not an outage
 
         # The same user with the right password reads the events.
-        settings = Settings(
-            source="mqtt",
-            mqtt=mqtt_settings(port, "allowed", username="alice", password="right"),
-            http={"host": "127.0.0.1", "port": 0},
-            rules=[REPO / "rules" / "default.yaml"],
-        )
-        app = App(settings, registry=CollectorRegistry())
+        app = mqtt_app(port, "allowed", username="alice", password="right")
         await app.start()
         task = asyncio.create_task(app.run())
         try:
@@ -329,13 +334,7 @@ async def test_credentials_refused_at_a_reconnect_end_the_run_with_the_same_erro
     rotated without the sidecar's secret): the batch loop ends with the configuration error,
     which ``run`` reports as above, rather than waiting for ever as not ready."""
     port = free_port()
-    settings = Settings(
-        source="mqtt",
-        mqtt=mqtt_settings(port, "rotated", username="alice", password="old"),
-        http={"host": "127.0.0.1", "port": 0},
-        rules=[REPO / "rules" / "default.yaml"],
-    )
-    app = App(settings, registry=CollectorRegistry())
+    app = mqtt_app(port, "rotated", username="alice", password="old")
     async with running_mosquitto(tmp_path, port, {"alice": "old"}):
         await app.start()
         task = asyncio.create_task(app.run())
