@@ -169,30 +169,29 @@ class KafkaSettings(_Section):
             kafka_server(entry)
         return value
 
-    @field_validator("ssl_cafile", "ssl_certfile", "ssl_keyfile")
-    @classmethod
-    def _readable(cls, value: Path | None) -> Path | None:
-        if value is not None and not value.is_file():
-            raise ValueError(f"{value}: {'a directory' if value.is_dir() else 'no such file'}")
-        return value
-
     @model_validator(mode="after")
     def _tls_loads(self) -> KafkaSettings:
-        # What the client would raise at the first connection (a traceback): a file that is
-        # not PEM, a key that does not match its certificate, a wrong key password.
-        if self.security_protocol.endswith("SSL"):
-            try:
-                kafka_ssl_context(self)
-            except (ssl.SSLError, OSError) as exc:
-                files = [
-                    f"{name} {path}"
-                    for name in ("ssl_cafile", "ssl_certfile", "ssl_keyfile")
-                    if (path := getattr(self, name)) is not None
-                ]
+        # What the client would raise at the first connection (a traceback): a missing file,
+        # one that is not PEM, a key that does not match its certificate, a wrong password.
+        if not self.security_protocol.endswith("SSL"):
+            return self
+        files = {
+            name: path
+            for name in ("ssl_cafile", "ssl_certfile", "ssl_keyfile")
+            if (path := getattr(self, name)) is not None
+        }
+        for name, path in files.items():
+            if not path.is_file():
                 raise ValueError(
-                    f"the TLS files do not load ({', '.join(files) or 'system CAs'}): "
-                    f"{exc.strerror or exc}"
-                ) from None
+                    f"{name} {path}: {'a directory' if path.is_dir() else 'no such file'}"
+                )
+        try:
+            kafka_ssl_context(self)
+        except (ssl.SSLError, OSError) as exc:
+            named = ", ".join(f"{name} {path}" for name, path in files.items())
+            raise ValueError(
+                f"the TLS files do not load ({named or 'system CAs'}): {exc.strerror or exc}"
+            ) from None
         return self
 
     @model_validator(mode="after")

@@ -68,7 +68,6 @@ def test_mappings_may_be_key_value_pairs(monkeypatch: pytest.MonkeyPatch) -> Non
         ("LLM_SIDECAR_KAFKA__BOOTSTRAP_SERVERS", "a:9092,,b:9092", "an empty server name"),
         ("LLM_SIDECAR_KAFKA__BOOTSTRAP_SERVERS", "kafka://a:9092", "without a scheme"),
         ("LLM_SIDECAR_KAFKA__BOOTSTRAP_SERVERS", "[::1:9092", "[address]:port"),
-        ("LLM_SIDECAR_KAFKA__SSL_CAFILE", "/nonexistent/ca.pem", "ca.pem: no such file"),
         # ...and the judge's HTTP client, at its first request.
         ("LLM_SIDECAR_JUDGE__BASE_URL", "http://judge:80o0/v1", "Invalid port: '80o0'"),
         ("LLM_SIDECAR_JUDGE__BASE_URL", "http://judge:99999/v1", "port 99999 is not from 1"),
@@ -168,8 +167,13 @@ def test_kafka_tls_files_that_do_not_load_are_named_at_start(
     with pytest.raises(ConfigError, match=f"the TLS files do not load \\(ssl_cafile {not_pem}"):
         load_settings()
     monkeypatch.setenv("LLM_SIDECAR_KAFKA__SSL_CAFILE", str(tmp_path))
-    with pytest.raises(ConfigError, match="a directory"):
+    with pytest.raises(ConfigError, match=f"ssl_cafile {tmp_path}: a directory"):
         load_settings()
+    monkeypatch.setenv("LLM_SIDECAR_KAFKA__SSL_CAFILE", "/nonexistent/ca.pem")
+    with pytest.raises(ConfigError, match=r"ssl_cafile /nonexistent/ca\.pem: no such file"):
+        load_settings()
+    monkeypatch.setenv("LLM_SIDECAR_KAFKA__SECURITY_PROTOCOL", "PLAINTEXT")
+    assert load_settings().kafka.ssl_cafile is not None  # not read without TLS
 
 
 def test_config_file_mistakes_say_what_they_are(tmp_path: Path) -> None:
