@@ -138,6 +138,40 @@ async def test_every_bootstrap_server_is_probed_and_each_named_when_they_differ(
         assert reason == "the port accepts connections but Kafka does not answer within 7s"
 
 
+async def test_a_port_that_answers_but_not_as_kafka_is_not_called_silent(
+    running: Any, registry: Any
+) -> None:
+    """Kafka pointed at another service's port (an MQTT broker here, played by a server
+    that closes each connection at once) failed within milliseconds and was reported as
+    "Kafka does not answer within 10s"."""
+    from sidecar.app import App
+    from tests.conftest import kafka_settings
+
+    async def close_at_once(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.close()
+
+    other = await asyncio.start_server(close_at_once, "127.0.0.1", 0)
+    try:
+        bootstrap = f"127.0.0.1:{other.sockets[0].getsockname()[1]}"
+        app = App(kafka_settings(bootstrap, "t"), registry=registry, serve_http=False)
+        await running(app)
+        reason = None
+        for _ in range(50):
+            await asyncio.sleep(0.1)
+            reason = app._not_ready()
+            if reason is not None and "accepts connections" in reason:
+                break
+        assert reason is not None and "what answers there is not Kafka" in reason, reason
+        assert "within 10s" not in reason
+    finally:
+        other.close()
+        await other.wait_closed()
+    # A port that never answers still says so.
+    async with silent_port() as port:
+        reason = await describe_unreachable(f"127.0.0.1:{port}", TimeoutError(), 10.0, took_s=10.0)
+        assert reason == "the port accepts connections but Kafka does not answer within 10s"
+
+
 async def test_while_kafka_is_unreachable_the_loop_turns_and_readiness_says_why(
     running: Any, registry: Any
 ) -> None:

@@ -131,11 +131,14 @@ async def _tcp_problem(server: str) -> str | None:
     return None
 
 
-async def describe_unreachable(bootstrap_servers: str, exc: BaseException, wait_s: float) -> str:
+async def describe_unreachable(
+    bootstrap_servers: str, exc: BaseException, wait_s: float, *, took_s: float | None = None
+) -> str:
     """Why a connection attempt failed, in words: aiokafka's own error says only "Unable to
     bootstrap", so try the servers' TCP ports (the first :data:`PROBED_SERVERS`, at once) to
     tell refused, unknown and silent apart. Servers that fail alike are one reason; servers
-    that fail differently are each named with theirs."""
+    that fail differently are each named with theirs. ``took_s``, how long the attempt ran,
+    tells a silent port (it used up ``wait_s``) from one that answered, but not as Kafka."""
     servers = [s.strip() for s in bootstrap_servers.split(",") if s.strip()][:PROBED_SERVERS]
     problems = await asyncio.gather(*(_tcp_problem(s) for s in servers))
     if not servers or None in problems:  # a port accepts: Kafka itself did not answer
@@ -145,6 +148,12 @@ async def describe_unreachable(bootstrap_servers: str, exc: BaseException, wait_
             or "bootstrap" in text.lower()
             or "metadata" in text.lower()
         ):
+            if took_s is not None and took_s < wait_s / 2:
+                return (
+                    "the port accepts connections but what answers there is not Kafka: the "
+                    f"attempt failed after {took_s:.1f}s, so another service listens there or "
+                    "the TLS setting does not match the listener"
+                )
             return f"the port accepts connections but Kafka does not answer within {wait_s:.0f}s"
         return text or type(exc).__name__
     if len(set(problems)) == 1:
@@ -260,14 +269,20 @@ class KafkaSource(Source):
         if self.link.reachable is None and self.link.failures == 0:
             log.info("connecting to Kafka at %s", self.cfg.bootstrap_servers)
         consumer = self._new_consumer()
+        loop = asyncio.get_running_loop()
+        started = loop.time()
         try:
             await self._until_stopped(consumer.start(), wait_s)
         except _Stopped:
             await _close_quietly(consumer)
             return None
         except (KafkaError, OSError, TimeoutError) as exc:
+            took = loop.time() - started
             await _close_quietly(consumer)
-            self.link.down(await describe_unreachable(self.cfg.bootstrap_servers, exc, wait_s))
+            reason = await describe_unreachable(
+                self.cfg.bootstrap_servers, exc, wait_s, took_s=took
+            )
+            self.link.down(reason)
             return None
         consumer.subscribe(self.cfg.topics, listener=_Rebalance(self))
         self._consumer = consumer
