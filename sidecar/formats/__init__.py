@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..errors import ConfigError
+from ..errors import ConfigError, DecodeError, DecodeReason
 from ..events import Event
 from ..sources.base import Record
 from .base import Adapter, SkipReason
@@ -96,8 +96,22 @@ class Decoder:
         return adapter
 
     def __call__(self, record: Record) -> list[Event]:
-        """The events of one record; raises ``DecodeError`` for a record that does not decode."""
-        return self.adapter_for(record.topic).decode(record.value)
+        """The events of one record; raises ``DecodeError`` for a record that does not decode.
+
+        An adapter's own mistake on some input (any other exception) is that record's dead
+        letter too: raised from here it would stop the process, and a restart would meet the
+        same uncommitted record again, for ever."""
+        adapter = self.adapter_for(record.topic)
+        try:
+            return adapter.decode(record.value)
+        except DecodeError:
+            raise
+        except Exception as exc:
+            otlp = adapter.format.startswith("otlp")
+            raise DecodeError(
+                DecodeReason.INVALID_OTLP if otlp else DecodeReason.INVALID_EVENT,
+                f"the {adapter.format} reader failed on it: {type(exc).__name__}: {exc}",
+            ) from None
 
     def take_skipped(self) -> dict[str, int]:
         """Spans skipped (by reason) since the last call."""

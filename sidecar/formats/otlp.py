@@ -711,7 +711,10 @@ def _j_any(v: Any) -> Any:
         d = v["doubleValue"]
         if isinstance(d, bool) or not isinstance(d, int | float | str):
             raise _Invalid("doubleValue is not a number")
-        return float(d)
+        try:
+            return float(d)  # proto3 JSON writes NaN and infinities as strings
+        except ValueError:
+            raise _Invalid(f"doubleValue is not a number: {str(d)[:40]!r}") from None
     if "arrayValue" in v:
         return [_j_any(x) for x in _j_list(_j_obj(v["arrayValue"], "arrayValue"), "values")]
     if "kvlistValue" in v:

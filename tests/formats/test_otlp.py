@@ -614,6 +614,12 @@ def trace_status_error() -> Any:
     "span",
     [
         {"traceId": "ab", "spanId": "cd", "attributes": [{"key": "a", "value": {"intValue": "x"}}]},
+        # float("abc") raised ValueError past the reader: run stopped on it at every restart.
+        {
+            "traceId": "ab",
+            "spanId": "cd",
+            "attributes": [{"key": "a", "value": {"doubleValue": "abc"}}],
+        },
         {"traceId": "ab", "spanId": "cd", "attributes": [{"key": "a", "value": "plain"}]},
         {"traceId": "ab", "spanId": "cd", "startTimeUnixNano": 1.5},
         {"traceId": "ab", "spanId": "cd", "status": {"code": "SOMETIMES"}},
@@ -630,6 +636,35 @@ def test_json_spans_with_wrong_types_are_invalid_otlp(span: dict[str, Any]) -> N
     with pytest.raises(DecodeError) as err:
         make_adapter("otlp-json", max_bytes=1 << 20).decode(orjson.dumps(doc))
     assert err.value.reason is DecodeReason.INVALID_OTLP
+
+
+def test_a_reader_fault_on_one_record_is_that_records_dead_letter() -> None:
+    """Whatever an adapter raises on some input is a dead letter of that record, never an
+    exception out of the decoder: the uncommitted record would stop every restart again."""
+    d = Decoder(InputSettings(format="otlp-json"), max_bytes=1 << 20)
+    adapter = d.adapter_for("t")
+
+    def broken(raw: bytes) -> list[Any]:
+        raise KeyError("a case the reader did not foresee")
+
+    adapter.decode = broken  # type: ignore[method-assign]
+    with pytest.raises(DecodeError) as err:
+        d(Record(value=b"{}", topic="t", partition=0, offset=7))
+    assert err.value.reason is DecodeReason.INVALID_OTLP
+    assert err.value.message == (
+        "the otlp-json reader failed on it: KeyError: 'a case the reader did not foresee'"
+    )
+    # NaN and the infinities are numbers in proto3 JSON, written as strings.
+    span = {"traceId": "ab", "spanId": "cd", "attributes": [
+        {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+        {"key": "x", "value": {"doubleValue": "NaN"}},
+    ]}  # fmt: skip
+    raw = orjson.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]})
+    from sidecar.formats.base import SkipReason
+
+    reader = make_adapter("otlp-json", max_bytes=1 << 20)
+    assert reader.decode(raw) == []  # read, and skipped for want of text, not invalid
+    assert dict(reader.skipped) == {SkipReason.NO_TEXT: 1}
 
 
 def test_json_status_code_by_name() -> None:
