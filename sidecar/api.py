@@ -171,6 +171,15 @@ class CheckApi:
                 "unsupported_media_type",
                 f"send the body as Content-Type: application/json, not {ctype or 'none'}",
             )
+        encoding = request.headers.get("Content-Encoding", "identity").strip().lower()
+        if encoding != "identity":
+            # Refused unread: a small compressed body can expand past every limit (the
+            # server does not decompress it either, see HttpServer).
+            return self._error(
+                415,
+                "unsupported_media_type",
+                f"send the body uncompressed (Content-Encoding {encoding} is not accepted)",
+            )
         body = await self._body(request)
         if body is None:
             return self._error(413, "too_large", f"body over {self.cfg.max_body_bytes} bytes")

@@ -51,7 +51,11 @@ class HttpServer(Lifecycle):
     async def start(self) -> None:
         if self._runner is not None:
             return
-        runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
+        # auto_decompress off: request bodies are read as sent, so a gzip body cannot
+        # expand past the size limits before they are checked (POST /v1/check refuses it).
+        runner = web.AppRunner(
+            self.app, access_log=None, handle_signals=False, auto_decompress=False
+        )
         await runner.setup()
         site = web.TCPSite(runner, self.cfg.host, self.cfg.port, reuse_address=True)
         try:

@@ -183,6 +183,30 @@ async def test_size_limits(api: Any) -> None:
     assert (await client.post("/v1/check", json=many)).status_code == 413
 
 
+async def test_compressed_bodies_are_refused_unread(api: Any) -> None:
+    """61 KB of gzip expanded to 60 MB before any limit was checked (the limit saw the
+    compressed size): a few such requests at once took the process past its memory limit.
+    Bodies are now read as sent, and any Content-Encoding but identity gets 415."""
+    import gzip
+
+    client, _ = await api(max_body_bytes=100_000)
+    bomb = gzip.compress(b'{"id": "a", "response": "' + b"x" * 20_000_000 + b'"}')
+    assert len(bomb) < 100_000
+    headers = {"Content-Type": "application/json", "Content-Encoding": "gzip"}
+    r = await client.post("/v1/check", content=bomb, headers=headers)
+    assert r.status_code == 415
+    assert r.json() == {
+        "error": "unsupported_media_type",
+        "message": "send the body uncompressed (Content-Encoding gzip is not accepted)",
+    }
+    # Not gzip at all: the same answer, where it used to be a 500 with three tracebacks.
+    r = await client.post("/v1/check", content=b"not gzip", headers=headers)
+    assert r.status_code == 415
+    plain = {"Content-Type": "application/json", "Content-Encoding": "identity"}
+    r = await client.post("/v1/check", content=b'{"id": "a", "response": "ok"}', headers=plain)
+    assert r.status_code == 200
+
+
 async def test_deadline_and_concurrency_cap(api: Any) -> None:
     client, registry = await api(
         rules="rules:\n  - {id: slow, check: test_slow_check}\n", deadline_ms=100, concurrency=1
