@@ -640,6 +640,26 @@ class Settings(BaseSettings):
             )
         return self
 
+    @model_validator(mode="after")
+    def _outputs_are_not_inputs(self) -> Settings:
+        # A topic llm-sidecar writes and also reads is a loop: one bad record became 1,281
+        # dead letters in 24 s with the DLQ on the input topic, and one attack event was
+        # checked 775 times in 15 s with the judge's samples there.
+        if self.source != "kafka":
+            return self
+        outputs = {
+            "kafka.dlq_topic": self.kafka.dlq_topic,
+            "kafka.verdict_topic": self.kafka.verdict_topic,
+            "judge.topic": self.judge.topic,
+        }
+        for name, topic in outputs.items():
+            if topic is not None and topic in self.kafka.topics:
+                raise ValueError(
+                    f"{name} {topic!r} is also in kafka.topics: llm-sidecar would read "
+                    "back what it writes there, in a loop"
+                )
+        return self
+
     @classmethod
     def settings_customise_sources(
         cls,

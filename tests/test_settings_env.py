@@ -211,3 +211,24 @@ def test_variable_names_are_checked_without_regard_to_case(
         ConfigError, match="llm_sidecar_kafka_topics \\(did you mean LLM_SIDECAR_KAFKA__TOPICS\\?"
     ):
         load_settings()
+
+
+@pytest.mark.parametrize(
+    ("name", "setting"),
+    [
+        ("LLM_SIDECAR_KAFKA__DLQ_TOPIC", "kafka.dlq_topic"),
+        ("LLM_SIDECAR_KAFKA__VERDICT_TOPIC", "kafka.verdict_topic"),
+        ("LLM_SIDECAR_JUDGE__TOPIC", "judge.topic"),
+    ],
+)
+def test_a_topic_llm_sidecar_writes_cannot_also_be_one_it_reads(
+    monkeypatch: pytest.MonkeyPatch, name: str, setting: str
+) -> None:
+    """With the DLQ on the input topic, one bad record became 1,281 dead letters in 24 s;
+    with the judge's samples there, one attack event was checked 775 times in 15 s."""
+    monkeypatch.setenv("LLM_SIDECAR_KAFKA__TOPICS", "llm-events,other")
+    monkeypatch.setenv(name, "other")
+    with pytest.raises(ConfigError, match=f"{setting} 'other' is also in kafka.topics"):
+        load_settings()
+    monkeypatch.setenv("LLM_SIDECAR_SOURCE", "mqtt")  # then llm-sidecar writes no topic
+    assert load_settings().source == "mqtt"

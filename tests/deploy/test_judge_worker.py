@@ -183,6 +183,9 @@ def test_no_trigger_authentication_without_sasl_or_with_your_own(render: Render)
         (["judgeWorker.enabled=true", "judgeWorker.topic="], "needs judgeWorker.topic"),
         (["judgeWorker.enabled=true", "judgeWorker.topic=llm-events"], "also in kafka.topics"),
         (["judgeWorker.keda.enabled=true"], "needs judgeWorker.enabled"),
+        # Read back what it writes: one bad record became thousands of dead letters.
+        (["kafka.dlqTopic=llm-events"], 'kafka.dlqTopic "llm-events" is also in kafka.topics'),
+        (["kafka.verdictTopic=llm-events"], "kafka.verdictTopic .* is also in kafka.topics"),
     ],
 )
 def test_scale_out_misconfigurations_fail_the_render(

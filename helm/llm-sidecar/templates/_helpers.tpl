@@ -85,6 +85,13 @@ Render-time checks; every template that renders a workload or a snippet includes
 {{- fail (printf "judgeWorker.topic %q is also in kafka.topics: the check path would read its own samples" .Values.judgeWorker.topic) }}
 {{- end }}
 {{- end }}
+{{- if eq .Values.source "kafka" }}
+{{- range $name, $topic := dict "kafka.dlqTopic" .Values.kafka.dlqTopic "kafka.verdictTopic" .Values.kafka.verdictTopic }}
+{{- if and $topic (has $topic $.Values.kafka.topics) }}
+{{- fail (printf "%s %q is also in kafka.topics: llm-sidecar would read back what it writes there, in a loop" $name $topic) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- if and .Values.judgeWorker.keda.enabled (not .Values.judgeWorker.enabled) }}
 {{- fail "judgeWorker.keda.enabled needs judgeWorker.enabled" }}
 {{- end }}
