@@ -33,7 +33,7 @@ import orjson
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from .errors import DecodeError
+from .errors import DecodeError, DecodeReason
 from .events import Event, decode
 from .pipeline import Pipeline
 from .rules import bundled_path
@@ -209,6 +209,10 @@ class CheckApi:
             try:
                 events.append(decode(orjson.dumps(doc), max_bytes=self.max_event_bytes))
             except DecodeError as exc:
+                if exc.reason is DecodeReason.TOO_LARGE:
+                    return self._error(
+                        413, "too_large", f"the event is {exc.message} (limits.max_event_bytes)"
+                    )
                 return self._error(400, "bad_request", f"{exc.reason.value}: {exc.message}")
         else:
             for index, item in enumerate(items):

@@ -183,6 +183,16 @@ async def test_size_limits(api: Any) -> None:
     assert (await client.post("/v1/check", json=many)).status_code == 413
 
 
+async def test_an_event_over_the_event_limit_is_413_naming_the_setting(api: Any) -> None:
+    client, _ = await api(max_body_bytes=5_000_000)
+    r = await client.post("/v1/check", json={"id": "a", "response": "x" * 2_000_000})
+    assert r.status_code == 413
+    assert r.json() == {
+        "error": "too_large",
+        "message": "the event is 2000024 bytes, limit 1048576 (limits.max_event_bytes)",
+    }
+
+
 async def test_compressed_bodies_are_refused_unread(api: Any) -> None:
     """61 KB of gzip expanded to 60 MB before any limit was checked (the limit saw the
     compressed size): a few such requests at once took the process past its memory limit.
