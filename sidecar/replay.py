@@ -28,7 +28,7 @@ from .join import Joiner
 from .pipeline import BatchStats, DeadLetter, Pipeline, Tally, Verdict
 from .rules import field_notes
 from .settings import Settings
-from .sources.file import read_batches, read_framed_batches
+from .sources.file import CutOff, read_batches, read_framed_batches
 
 __all__ = ["replay"]
 
@@ -183,14 +183,22 @@ def replay(
         limit = settings.limits.max_event_bytes
         reader = read_framed_batches if framed else read_batches
         try:
-            for batch in reader(stream, file, batch_size):
-                if joiner is None:
-                    finish(*pipeline.process(batch, max_event_bytes=limit, decoder=decoder))
-                else:
-                    decoded, dead = pipeline.decode(batch, max_event_bytes=limit, decoder=decoder)
-                    ready, _ = joiner.offer(decoded, batch)
-                    verdicts, stats = pipeline.run(ready)
-                    finish(verdicts, dead, stats)
+            try:
+                for batch in reader(stream, file, batch_size):
+                    if joiner is None:
+                        finish(*pipeline.process(batch, max_event_bytes=limit, decoder=decoder))
+                    else:
+                        decoded, dead = pipeline.decode(
+                            batch, max_event_bytes=limit, decoder=decoder
+                        )
+                        ready, _ = joiner.offer(decoded, batch)
+                        verdicts, stats = pipeline.run(ready)
+                        finish(verdicts, dead, stats)
+            except CutOff as exc:
+                # The whole records were checked; the cut one counts as a skipped record.
+                skipped += 1
+                tally.dead["cut_off"] = tally.dead.get("cut_off", 0) + 1
+                print(f"{exc}: skipped", file=sys.stderr)
             if joiner is not None:
                 verdicts, stats = pipeline.run(joiner.flush())
                 finish(verdicts, [], stats)

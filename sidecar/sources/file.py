@@ -17,7 +17,7 @@ from typing import BinaryIO
 from ..errors import ConfigError
 from .base import Record, Source
 
-__all__ = ["MAX_FRAME_BYTES", "FileSource", "read_batches", "read_framed_batches"]
+__all__ = ["MAX_FRAME_BYTES", "CutOff", "FileSource", "read_batches", "read_framed_batches"]
 
 MAX_FRAME_BYTES = 64 * 1_048_576
 """A length prefix above this means the file is not length-prefixed records."""
@@ -45,10 +45,16 @@ def read_batches(stream: BinaryIO, name: str, batch_size: int) -> Iterator[list[
         yield batch
 
 
+class CutOff(ConfigError):
+    """The file ends inside its last record: a capture stopped while writing it (``kcat``
+    interrupted). The records before it were all yielded."""
+
+
 def read_framed_batches(stream: BinaryIO, name: str, batch_size: int) -> Iterator[list[Record]]:
     """Batches of length-prefixed records; the offset is the record's zero-based index.
 
-    Raises :class:`ConfigError` on a length prefix that cannot be right or a cut-off record.
+    Raises :class:`ConfigError` on a length prefix that cannot be right, and :class:`CutOff`,
+    once every whole record is yielded, when the file ends inside a record.
     """
     batch: list[Record] = []
     index = 0
@@ -57,7 +63,9 @@ def read_framed_batches(stream: BinaryIO, name: str, batch_size: int) -> Iterato
         if not head:
             break
         if len(head) < 4:
-            raise ConfigError(f"{name}: record {index + 1} is cut off inside its length prefix")
+            if batch:
+                yield batch
+            raise CutOff(f"{name}: record {index + 1} is cut off inside its length prefix")
         size = int.from_bytes(head, "big")
         if size > MAX_FRAME_BYTES:
             raise ConfigError(
@@ -66,9 +74,9 @@ def read_framed_batches(stream: BinaryIO, name: str, batch_size: int) -> Iterato
             )
         value = stream.read(size)
         if len(value) < size:
-            raise ConfigError(
-                f"{name}: record {index + 1} is cut off ({len(value)} of {size} bytes)"
-            )
+            if batch:
+                yield batch
+            raise CutOff(f"{name}: record {index + 1} is cut off ({len(value)} of {size} bytes)")
         batch.append(Record(value=value, topic=name, partition=0, offset=index))
         index += 1
         if len(batch) >= batch_size:

@@ -16,7 +16,7 @@ from sidecar.formats import make_adapter
 from sidecar.formats.encode import encode_request, events_to_requests
 from sidecar.pipeline import Pipeline
 from sidecar.rules import bundled_path, load_rules
-from sidecar.sources.file import read_framed_batches
+from sidecar.sources.file import CutOff, read_framed_batches
 from tests.formats.otel import Spans
 
 REPO = Path(__file__).resolve().parents[2]
@@ -102,12 +102,39 @@ def test_framed_reader_reports_bad_files() -> None:
     ok = list(read_framed_batches(io.BytesIO(framed(b"a", b"bc", b"")), "f", 2))
     assert [[r.value for r in b] for b in ok] == [[b"a", b"bc"], [b""]]
     assert [r.offset for b in ok for r in b] == [0, 1, 2]
-    with pytest.raises(ConfigError, match="record 2 is cut off"):
-        list(read_framed_batches(io.BytesIO(framed(b"a") + b"\x00\x00\x00\x09abc"), "f", 10))
+    # A cut-off last record comes after every whole one (a stopped capture keeps them).
+    reader = read_framed_batches(io.BytesIO(framed(b"a") + b"\x00\x00\x00\x09abc"), "f", 10)
+    assert [r.value for r in next(reader)] == [b"a"]
+    with pytest.raises(CutOff, match="record 2 is cut off"):
+        next(reader)
     with pytest.raises(ConfigError, match="not length-prefixed"):
         list(read_framed_batches(io.BytesIO(b'{"id": "x"}\n'), "f", 10))
     with pytest.raises(ConfigError, match="inside its length prefix"):
         list(read_framed_batches(io.BytesIO(b"\x00\x01"), "f", 10))
+
+
+def test_replay_of_a_capture_cut_off_mid_record_checks_the_whole_records(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Stopping kcat usually cuts the last record. The run used to exit 2 with nothing
+    checked and --out left empty; now the whole records are checked and the cut one is
+    counted as skipped."""
+    requests = events_to_requests(sample_events()[:6])
+    whole = [encode_request(r, "otlp-proto") for r in requests]
+    path = tmp_path / "capture.bin"
+    data = framed(*whole)
+    path.write_bytes(data[:-5])  # the last record loses its end
+    out = tmp_path / "v.jsonl"
+    assert main(["replay", str(path), "--format", "otlp-proto", "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert f"{path}: record {len(whole)} is cut off (" in captured.err
+    assert captured.err.rstrip().endswith("bytes): skipped")
+    assert "(cut_off: 1)" in captured.out
+    checked = len(out.read_bytes().splitlines())
+    assert checked == sum(
+        len(make_adapter("otlp-proto", max_bytes=4 << 20).decode(w)) for w in whole[:-1]
+    )
+    assert checked > 0
 
 
 @pytest.mark.parametrize("fmt", ["otlp-proto", "otlp-json"])
