@@ -317,6 +317,18 @@ class CheckApi:
                 pending.future.set_result(answer)
 
 
+def _nothing_applied(event: Event) -> str:
+    """Why an answer holds no outcome: a gateway reading only ``passed`` would let through an
+    event whose text went unchecked (a misspelled ``response``, say)."""
+    missing = [f for f in ("prompt", "response") if getattr(event, f) is None]
+    own = sorted(event.extra)
+    return (
+        "no rule applied to this event"
+        + (f": it has no {' and no '.join(missing)}" if missing else "")
+        + (f" (fields of its own: {', '.join(own)})" if own else "")
+    )
+
+
 def _check_batch(pipeline: Pipeline, batch: list[_Pending]) -> list[bytes | Exception]:
     """In a worker thread: one ``Pipeline.run`` over the events of every request in ``batch``,
     then each request's answer as JSON (or what kept it from being rendered: that request alone
@@ -333,6 +345,8 @@ def _check_batch(pipeline: Pipeline, batch: list[_Pending]) -> list[bytes | Exce
             for v in mine:
                 doc = v.to_dict()
                 doc["passed"] = v.passed
+                if not v.checks:
+                    doc["note"] = _nothing_applied(v.event)
                 docs.append(doc)
             payload: Any = (
                 docs[0] if pending.single else {"verdicts": docs, "errors": pending.errors}

@@ -91,6 +91,24 @@ async def test_one_event_gets_its_verdict(api: Any) -> None:
     assert registry.get_sample_value("llm_sidecar_check_api_requests_total", {"outcome": "ok"}) == 2
 
 
+async def test_an_event_no_rule_applied_to_says_so(api: Any) -> None:
+    """A misspelled "response" left the default rules nothing to read: the answer was
+    {"checks": {}, "passed": true}, which a gateway takes for a clean answer."""
+    client, _ = await api()
+    r = await client.post(
+        "/v1/check", json={"id": "a", "prompt": "hi", "completion": "mail bob@example.com"}
+    )
+    assert r.status_code == 200
+    body = r.json()
+    validator("Verdict").validate(body)
+    assert body["checks"] == {} and body["passed"] is True
+    assert body["note"] == (
+        "no rule applied to this event: it has no response (fields of its own: completion)"
+    )
+    checked = await client.post("/v1/check", json={"id": "b", "response": "fine"})
+    assert "note" not in checked.json()
+
+
 async def test_a_batch_reports_bad_items_by_index(api: Any) -> None:
     client, _ = await api()
     batch = [{"id": "a", "response": "fine"}, {"id": "b"}, {"id": "c", "response": "also fine"}]
