@@ -73,7 +73,26 @@ def load_ruleset(settings: Settings, paths: Sequence[Path] | None = None) -> Rul
     )
 
 
+def _check_input_topics(settings: Settings) -> None:
+    """A format named for a topic the source does not read is most often a misspelling
+    (otlp-spans for otlp_spans): that topic's records would silently be read as
+    ``input.format``. (replay names files there, so this is the broker sources' check.)"""
+    from .formats import topic_matches
+
+    mqtt = settings.source == "mqtt"
+    read = settings.mqtt.topics if mqtt else settings.kafka.topics
+    for key in settings.input.topics:
+        if mqtt and ("+" in key or "#" in key):
+            continue  # a filter of its own: which topics it meets is the broker's business
+        if not any(topic_matches(pattern, key) for pattern in read):
+            raise ConfigError(
+                f"input.topics names {key!r}, which is not read ({settings.source}.topics: "
+                f"{', '.join(read)}): its records would be read as {settings.input.format}"
+            )
+
+
 def default_source(settings: Settings) -> Source:
+    _check_input_topics(settings)
     if settings.source == "mqtt":
         from .sources.mqtt import MqttSource
 

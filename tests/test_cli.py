@@ -406,6 +406,21 @@ BAD_INPUTS: list[tuple[list[str], dict[str, str], int, str]] = [
     (["replay", "-", "--config", "a", "--config", "b"], {}, 2, "--config is given twice"),
     (["replay", "-", "--out", "a", "--out", "b"], {}, 2, "--out is given twice"),
     (["run", "--config", "a", "--config", "b"], {}, 2, "--config is given twice"),
+    (
+        ["run"],
+        {
+            "LLM_SIDECAR_INPUT__TOPICS": "otlp-spans=otlp-proto",
+            "LLM_SIDECAR_KAFKA__TOPICS": "otlp_spans",
+        },
+        2,
+        "input.topics names 'otlp-spans', which is not read (kafka.topics: otlp_spans)",
+    ),
+    (
+        ["run"],
+        {"LLM_SIDECAR_SOURCE": "mqtt", "LLM_SIDECAR_INPUT__TOPICS": "otel/spans=otlp-json"},
+        2,
+        "input.topics names 'otel/spans', which is not read (mqtt.topics: llm/events/#)",
+    ),
     (["replay", "-", "--out", "/proc/nope/v.jsonl"], {}, 2, "cannot write /proc/nope/v.jsonl"),
     (["replay", "-", "--out", "{tmp}"], {}, 2, "Is a directory"),
     (["replay", "-", "--rules", MISSING], {}, 2, f"the rules do not load: {MISSING}: no such"),
