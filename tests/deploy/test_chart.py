@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -328,11 +329,11 @@ def test_rules_config_map_is_a_hot_reloadable_directory(
 
 def test_settings_change_rolls_the_pods(render: Render) -> None:
     def checksum(value: str) -> str:
-        docs = render(VALUES_ALL, set_values=[f"config.log_level={value}"])
+        docs = render(VALUES_ALL, set_values=[f"config.kafka.max_batch={value}"])
         meta = one(docs, "Deployment")["spec"]["template"]["metadata"]
         return str(meta["annotations"]["checksum/config"])
 
-    assert checksum("INFO") != checksum("DEBUG")
+    assert checksum("100") != checksum("300")
 
 
 def settings_from_render(
@@ -439,6 +440,27 @@ def test_sidecar_mode_renders_no_workload(render: Render) -> None:
 def test_sidecar_mode_needs_a_pod_selector(render: Render) -> None:
     with pytest.raises(RenderError, match=r"sidecar\.podSelector"):
         render(set_values=["mode=sidecar"])
+
+
+@pytest.mark.parametrize(
+    ("values", "key"),
+    [
+        (["config.kafka.bootstrap_servers=prod:9092"], "config.kafka.bootstrap_servers"),
+        (["config.log_level=DEBUG"], "config.log_level"),
+        (["config.http.port=9000"], "config.http.port"),
+        (["source=mqtt", "config.mqtt.topics={a/#}"], "config.mqtt.topics"),
+    ],
+)
+def test_config_keys_the_chart_sets_itself_are_refused(
+    render: Render, values: list[str], key: str
+) -> None:
+    """The chart's environment variables win over config:, so these used to be ignored
+    while the ConfigMap showed them (a Kafka address in config: was never used)."""
+    with pytest.raises(RenderError, match=rf"{re.escape(key)} is set by the chart itself"):
+        render(set_values=values)
+    # Keys the chart does not set stay config:'s to give, and another source's are inert.
+    render(set_values=["config.kafka.max_batch=100", "config.judge.sample_rate=0.5"])
+    render(set_values=["source=mqtt", "config.kafka.bootstrap_servers=prod:9092"])
 
 
 def test_keda_needs_standalone_kafka(render: Render) -> None:

@@ -85,6 +85,30 @@ Render-time checks; every template that renders a workload or a snippet includes
 {{- fail (printf "judgeWorker.topic %q is also in kafka.topics: the check path would read its own samples" .Values.judgeWorker.topic) }}
 {{- end }}
 {{- end }}
+{{- /* config: keys the chart sets itself: their environment variables would win unseen. */}}
+{{- $cfg := .Values.config | default dict }}
+{{- $chartSets := list "source=source" "log_level=logLevel" "log_format=logFormat" "rules=rules.files or rules.existingConfigMap" "reload_interval_s=rules.reloadIntervalSeconds" "http.port=port" "limits.drain_timeout_s=drainTimeoutSeconds" }}
+{{- if eq .Values.source "kafka" }}
+{{- $chartSets = concat $chartSets (list "kafka.bootstrap_servers=kafka.bootstrapServers" "kafka.topics=kafka.topics" "kafka.group_id=kafka.groupId" "kafka.client_id=the pod's name" "kafka.auto_offset_reset=kafka.autoOffsetReset" "kafka.security_protocol=kafka.securityProtocol") }}
+{{- else }}
+{{- $chartSets = concat $chartSets (list "mqtt.host=mqtt.host" "mqtt.port=mqtt.port" "mqtt.topics=mqtt.topics" "mqtt.client_id=mqtt.clientId or the pod's name") }}
+{{- end }}
+{{- range $pair := $chartSets }}
+{{- $parts := splitList "=" $pair }}
+{{- $path := splitList "." (first $parts) }}
+{{- $given := false }}
+{{- if eq (len $path) 1 }}
+{{- $given = hasKey $cfg (first $path) }}
+{{- else }}
+{{- $section := get $cfg (first $path) }}
+{{- if kindIs "map" $section }}
+{{- $given = hasKey $section (last $path) }}
+{{- end }}
+{{- end }}
+{{- if $given }}
+{{- fail (printf "config.%s is set by the chart itself (from %s), and its environment variable wins over config:, so this value would be ignored" (first $parts) (last $parts)) }}
+{{- end }}
+{{- end }}
 {{- if eq .Values.source "kafka" }}
 {{- range $name, $topic := dict "kafka.dlqTopic" .Values.kafka.dlqTopic "kafka.verdictTopic" .Values.kafka.verdictTopic }}
 {{- if and $topic (has $topic $.Values.kafka.topics) }}
