@@ -91,6 +91,21 @@ async def test_one_event_gets_its_verdict(api: Any) -> None:
     assert registry.get_sample_value("llm_sidecar_check_api_requests_total", {"outcome": "ok"}) == 2
 
 
+async def test_wrong_paths_and_methods_under_v1_are_json_too(api: Any) -> None:
+    client, _ = await api()
+    r = await client.get("/v1/check")
+    assert r.status_code == 405 and r.headers["Allow"] == "POST"
+    assert r.json() == {
+        "error": "method_not_allowed",
+        "message": "GET is not allowed here: use POST",
+    }
+    r = await client.post("/v1/check/", json={"id": "a", "response": "x"})
+    assert r.status_code == 404
+    assert r.json()["message"] == "no such endpoint: /v1/check/ (the API is POST /v1/check)"
+    assert (await client.get("/nowhere")).status_code == 404  # outside the API: as before
+    assert (await client.get("/healthz")).status_code == 200
+
+
 async def test_an_event_no_rule_applied_to_says_so(api: Any) -> None:
     """A misspelled "response" left the default rules nothing to read: the answer was
     {"checks": {}, "passed": true}, which a gateway takes for a clean answer."""
