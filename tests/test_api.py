@@ -76,14 +76,18 @@ async def api(tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
         await app.stop()
 
 
+async def verdict_of(client: httpx.AsyncClient, event: dict[str, Any]) -> dict[str, Any]:
+    """The API's answer to one event, checked against the OpenAPI document."""
+    r = await client.post("/v1/check", json=event)
+    assert r.status_code == 200, r.text
+    body: dict[str, Any] = r.json()
+    validator("Verdict").validate(body)
+    return body
+
+
 async def test_one_event_gets_its_verdict(api: Any) -> None:
     client, registry = await api()
-    r = await client.post(
-        "/v1/check", json={"id": "a", "prompt": "hi", "response": "Hello {{name}}"}
-    )
-    assert r.status_code == 200
-    body = r.json()
-    validator("Verdict").validate(body)
+    body = await verdict_of(client, {"id": "a", "prompt": "hi", "response": "Hello {{name}}"})
     assert body["passed"] is False
     assert body["checks"]["no-placeholder-text"]["passed"] is False
     r = await client.post("/v1/check", json={"id": "b", "prompt": "hi", "response": "Hello there."})
@@ -110,12 +114,7 @@ async def test_an_event_no_rule_applied_to_says_so(api: Any) -> None:
     """A misspelled "response" left the default rules nothing to read: the answer was
     {"checks": {}, "passed": true}, which a gateway takes for a clean answer."""
     client, _ = await api()
-    r = await client.post(
-        "/v1/check", json={"id": "a", "prompt": "hi", "completion": "mail bob@example.com"}
-    )
-    assert r.status_code == 200
-    body = r.json()
-    validator("Verdict").validate(body)
+    body = await verdict_of(client, {"id": "a", "prompt": "hi", "completion": "bob@example.com"})
     assert body["checks"] == {} and body["passed"] is True
     assert body["note"] == (
         "no rule applied to this event: it has no response (fields of its own: completion)"
