@@ -420,7 +420,8 @@ def test_mqtt_source_renders_its_own_settings(render: Render) -> None:
     assert (
         env["LLM_SIDECAR_MQTT__CLIENT_ID"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
     )
-    fixed = env_of(container(render(set_values=["source=mqtt", "mqtt.clientId=sidecar-1"])))
+    one = ["source=mqtt", "mqtt.clientId=sidecar-1", "replicaCount=1"]  # a fixed id: one pod
+    fixed = env_of(container(render(set_values=one)))
     assert fixed["LLM_SIDECAR_MQTT__CLIENT_ID"]["value"] == "sidecar-1"
     assert not [n for n in env if n.startswith("LLM_SIDECAR_KAFKA__")]
 
@@ -461,6 +462,34 @@ def test_config_keys_the_chart_sets_itself_are_refused(
     # Keys the chart does not set stay config:'s to give, and another source's are inert.
     render(set_values=["config.kafka.max_batch=100", "config.judge.sample_rate=0.5"])
     render(set_values=["source=mqtt", "config.kafka.bootstrap_servers=prod:9092"])
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        (
+            ["rules.existingConfigMap=mine", "rules.files.a\\.yaml=rules: []"],
+            "rules.files and rules.existingConfigMap are both set",
+        ),
+        (
+            ["source=mqtt", "mqtt.clientId=fixed", "replicaCount=3"],
+            'mqtt.clientId "fixed" with replicaCount 3: replicas with one client id take',
+        ),
+        (
+            ["keda.minReplicaCount=5", "keda.maxReplicaCount=2"],
+            r"keda\.minReplicaCount \(5\) is above keda\.maxReplicaCount \(2\)",
+        ),
+        (["judgeWorker.keda.minReplicaCount=9"], r"judgeWorker\.keda\.minReplicaCount \(9\)"),
+    ],
+)
+def test_values_that_would_be_ignored_or_fight_each_other_fail_the_render(
+    render: Render, values: list[str], message: str
+) -> None:
+    """These rendered without a word: rule files silently ignored, replicas taking one MQTT
+    session from each other, a KEDA range that cannot hold."""
+    with pytest.raises(RenderError, match=message):
+        render(set_values=values)
+    render(set_values=["source=mqtt", "mqtt.clientId=fixed", "replicaCount=1"])  # one: fine
 
 
 def test_keda_needs_standalone_kafka(render: Render) -> None:

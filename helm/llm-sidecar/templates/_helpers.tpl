@@ -85,6 +85,17 @@ Render-time checks; every template that renders a workload or a snippet includes
 {{- fail (printf "judgeWorker.topic %q is also in kafka.topics: the check path would read its own samples" .Values.judgeWorker.topic) }}
 {{- end }}
 {{- end }}
+{{- if and .Values.rules.files .Values.rules.existingConfigMap }}
+{{- fail "rules.files and rules.existingConfigMap are both set: the files would be ignored; give one" }}
+{{- end }}
+{{- if and (eq .Values.source "mqtt") (eq .Values.mode "standalone") .Values.mqtt.clientId (gt (int .Values.replicaCount) 1) }}
+{{- fail (printf "mqtt.clientId %q with replicaCount %v: replicas with one client id take the MQTT session from each other; leave mqtt.clientId empty (each pod's name) or run one replica" .Values.mqtt.clientId .Values.replicaCount) }}
+{{- end }}
+{{- range $name, $keda := dict "keda" .Values.keda "judgeWorker.keda" .Values.judgeWorker.keda }}
+{{- if gt (int $keda.minReplicaCount) (int $keda.maxReplicaCount) }}
+{{- fail (printf "%s.minReplicaCount (%v) is above %s.maxReplicaCount (%v)" $name $keda.minReplicaCount $name $keda.maxReplicaCount) }}
+{{- end }}
+{{- end }}
 {{- /* config: keys the chart sets itself: their environment variables would win unseen. */}}
 {{- $cfg := .Values.config | default dict }}
 {{- $chartSets := list "source=source" "log_level=logLevel" "log_format=logFormat" "rules=rules.files or rules.existingConfigMap" "reload_interval_s=rules.reloadIntervalSeconds" "http.port=port" "limits.drain_timeout_s=drainTimeoutSeconds" }}
