@@ -122,14 +122,17 @@ class App(Lifecycle):
         self.metrics = SidecarMetrics(self.registry, settings.labels)
         self.registry.register(ProberCollector())
         self.source = source if source is not None else default_source(settings)
-        judge_topic = settings.judge.topic if settings.judge.enabled else None
+        kafka = settings.source == "kafka"
+        # With MQTT there is no Kafka to publish samples to: the judge runs in process. (It
+        # used to count as publishing them, so nothing was judged at all.)
+        judge_topic = settings.judge.topic if settings.judge.enabled and kafka else None
         if sink is None:
             # The MQTT source has no Kafka to write to: dead letters are counted and logged.
-            kafka = settings.source == "kafka"
-            if not kafka and (settings.kafka.verdict_topic or judge_topic):
+            if not kafka and (settings.kafka.verdict_topic or settings.judge.topic):
                 log.warning(
-                    "source is mqtt: kafka.verdict_topic and judge.topic are not written "
-                    "(dead letters are counted and logged only)"
+                    "source is mqtt: kafka.verdict_topic is not written and judge.topic not "
+                    "used (the judge, if enabled, runs in process; dead letters are counted "
+                    "and logged only)"
                 )
             sink = (
                 KafkaSink(

@@ -390,6 +390,12 @@ def _dispatch(args: argparse.Namespace) -> int:
         _setup_logging(settings, args.log_level)
         if not settings.judge.topic:
             raise ConfigError("llm-sidecar judge needs judge.topic (LLM_SIDECAR_JUDGE__TOPIC)")
+        if settings.source == "mqtt":
+            raise ConfigError(
+                "llm-sidecar judge reads judge.topic from Kafka, and a source: mqtt sidecar "
+                "publishes no samples there (it judges in process): run the judge with the "
+                "Kafka settings of a source: kafka deployment"
+            )
         return asyncio.run(serve(settings, app=JudgeWorker(settings)))
     if cmd == "demo":
         from .demo import demo, demo_settings

@@ -429,6 +429,13 @@ BAD_INPUTS: list[tuple[list[str], dict[str, str], int, str]] = [
     (["replay", "-"], {"LLM_SIDECAR_RULES": "/etc/llm-sidecar/nope"}, 2, "/etc/llm-sidecar/nope"),
     (["replay", "-", "--config", "{tmp}"], {}, 2, "is a directory"),
     (["judge"], {}, 2, "llm-sidecar judge needs judge.topic"),
+    (
+        ["judge"],
+        {"LLM_SIDECAR_SOURCE": "mqtt", "LLM_SIDECAR_JUDGE__TOPIC": "jt"},
+        2,
+        "llm-sidecar judge reads judge.topic from Kafka, and a source: mqtt sidecar",
+    ),
+    (["replay", "-"], {"LLM_SIDECAR_JUDGE__MODEL": ""}, 2, "judge.model: String should have"),
     (["run", "--workers", "0"], {}, 2, "argument --workers: must be between 1 and 64, not 0"),
     (["run", "--workers", "two"], {}, 2, "argument --workers: 'two' is not a whole number"),
     (["run", "--workers", "2"], {"LLM_SIDECAR_SOURCE": "mqtt"}, 2, "run --workers needs source"),

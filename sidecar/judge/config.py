@@ -110,7 +110,7 @@ class JudgeSettings(_Section):
     """Up to, not including, ``/chat/completions``: ``https://api.openai.com/v1``,
     ``http://localhost:11434/v1`` (Ollama), ``http://localhost:8080/v1`` (llama.cpp),
     or for Azure ``https://NAME.openai.azure.com/openai/deployments/DEPLOYMENT``."""
-    model: str = "gpt-4o-mini"
+    model: str = Field("gpt-4o-mini", min_length=1)
     api_key: SecretStr | None = None
     api_version: str | None = None
     """Azure OpenAI: when set, the key goes in an ``api-key`` header and the version in the

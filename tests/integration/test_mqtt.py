@@ -397,3 +397,24 @@ def test_which_refusals_are_for_good() -> None:
     assert _failed_grant(suback(0, 1)) is None
     assert str(_failed_grant(suback(1, 135))) == "Not authorized"
     assert _failed_grant([1, 128]) == 128  # MQTT 3.1.1 brokers' plain failure code
+
+
+def test_with_mqtt_the_judge_runs_in_process_even_with_a_judge_topic(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """There is no Kafka to publish samples to with MQTT. A judge.topic in the settings used
+    to make the sidecar count samples as published (and skip the in-process judge), while the
+    sink wrote none: nothing was judged at all, behind a warning about topics."""
+    caplog.set_level(logging.WARNING, "sidecar.app")
+    settings = Settings(
+        source="mqtt",
+        mqtt=mqtt_settings(1883, "judged"),
+        judge={"enabled": True, "topic": "llm-sidecar-judge"},
+        http={"host": "127.0.0.1", "port": 0},
+    )
+    app = App(settings, registry=CollectorRegistry())
+    assert app.judge is not None
+    assert app.publish_samples is False
+    assert app.judge.submit in app.listeners
+    [warning] = [r.getMessage() for r in caplog.records if "source is mqtt" in r.getMessage()]
+    assert "judge.topic not used (the judge, if enabled, runs in process" in warning
