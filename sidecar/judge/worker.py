@@ -36,6 +36,7 @@ from .. import __version__
 from ..errors import DecodeError, RuleSetError
 from ..events import decode
 from ..lifecycle import STOP_STEP_S, Lifecycle, StopStep, run_stop_steps
+from ..logs import LogBudget
 from ..pipeline import Outcome, Verdict
 from ..rules import RuleSet, RuleWatcher, rule_files
 from ..server import HttpServer
@@ -187,6 +188,16 @@ class JudgeWorker(Lifecycle):
             "Judge-topic records whose checks header was unreadable (judged without detectors).",
             registry=self.registry,
         )
+        self.undecodable_records = Counter(
+            "llm_sidecar_judge_undecodable_records",
+            "Judge-topic records that are not events, by reason (skipped; only the check path "
+            "should write this topic).",
+            ["reason"],
+            registry=self.registry,
+        )
+        # The first few a minute with their offset, the rest summed up (a producer writing
+        # garbage to the topic logged one ERROR line per record).
+        self._undecodable_logs = LogBudget("undecodable judge-topic records", log)
         self.judged = 0
         self.undecodable = 0
         self.rules_version: str | None = None
@@ -289,9 +300,14 @@ class JudgeWorker(Lifecycle):
             except DecodeError as exc:
                 # Only the check path writes this topic; a bad record here is a bug, not data.
                 self.undecodable += 1
-                log.error(
-                    "judge topic record %s@%d is not an event: %s", record.topic, record.offset, exc
-                )
+                self.undecodable_records.labels(exc.reason.value).inc()
+                if self._undecodable_logs.allow(exc.reason.value):
+                    log.error(
+                        "judge topic record %s@%d is not an event: %s",
+                        record.topic,
+                        record.offset,
+                        exc,
+                    )
                 continue
             parsed = parse_checks(record)
             if parsed is None:

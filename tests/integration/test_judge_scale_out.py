@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import orjson
@@ -347,3 +348,28 @@ async def test_workers_follow_judge_settings_in_rule_files(
         await wait_for(lambda: worker.judged >= 3, timeout=60)
         records = await read_topic(broker.bootstrap_servers, verdicts_topic, expect=3)
     assert all(set(orjson.loads(r.value)["judge"]) == {"answer_relevance"} for r in records)
+
+
+async def test_records_on_the_judge_topic_that_are_not_events_are_counted_not_flooded(
+    broker: EmbeddedBroker,
+    topic_factory: Any,
+    running: Any,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Each one logged an ERROR line of its own and was counted nowhere /metrics shows."""
+    events_topic = await topic_factory()
+    judge_topic = await topic_factory(prefix="judge")
+    base = kafka_settings(broker.bootstrap_servers, events_topic)
+    settings = judge_settings(base, "http://127.0.0.1:9/v1", judge_topic)
+    await produce(broker.bootstrap_servers, judge_topic, [b"garbage %d" % i for i in range(30)])
+    caplog.set_level(logging.ERROR, "sidecar.judge.worker")
+    registry = CollectorRegistry()
+    worker = JudgeWorker(settings, registry=registry, serve_http=False)
+    await running(worker)
+    await wait_for(lambda: worker.undecodable >= 30, timeout=60)
+    counted = registry.get_sample_value(
+        "llm_sidecar_judge_undecodable_records_total", {"reason": "invalid_json"}
+    )
+    assert counted == 30
+    lines = [r for r in caplog.records if "is not an event" in r.getMessage()]
+    assert len(lines) == 10  # the rest of the minute is summed up when it ends
