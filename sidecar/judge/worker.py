@@ -281,6 +281,7 @@ class JudgeWorker(Lifecycle):
         if self.http is not None:
             steps.insert(0, ("http server", self.http.stop, STOP_STEP_S))
         await run_stop_steps(steps, log)
+        self._undecodable_logs.flush()
         self._started = False
 
     async def run(self) -> None:
@@ -288,6 +289,8 @@ class JudgeWorker(Lifecycle):
             self._last_turn = time.monotonic()
             if batch:
                 await self.handle(batch)
+            # An idle topic still ends the minute of a burst: its summary comes then.
+            self._undecodable_logs.tick()
             if self._stopping:
                 break
 
