@@ -153,6 +153,10 @@ class CompiledRule:
         return not (self.hi is not None and value > self.hi)
 
 
+TEXT_FIELDS = ("prompt", "response", "system_prompt", "contexts", "ground_truths")
+"""The event fields that hold the text rules usually read."""
+
+
 def field_notes(rules: Iterable[CompiledRule]) -> list[str]:
     """A line for each rule that reads a field the event format does not define: valid (an
     event may carry a field of its own of that name), but most often a typo, after which
@@ -169,10 +173,6 @@ def field_notes(rules: Iterable[CompiledRule]) -> list[str]:
             f"{', '.join(TEXT_FIELDS)})"
         )
     return notes
-
-
-TEXT_FIELDS = ("prompt", "response", "system_prompt", "contexts", "ground_truths")
-"""The event fields that hold the text rules usually read."""
 
 
 @dataclass(frozen=True, slots=True)

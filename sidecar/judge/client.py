@@ -504,7 +504,7 @@ class JudgeClient:
         if exc is None:
             reason = "unparseable answer"
         elif exc.not_a_completion:
-            reason = str(exc.args[0]) if exc.args else "not a chat completion"
+            reason = str(exc)  # what came back: "the answer is not JSON (text/html)"
         elif exc.status is not None:
             reason = f"HTTP {exc.status}"
         elif exc.outcome == "connection_error":

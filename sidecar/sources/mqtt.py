@@ -146,8 +146,8 @@ class MqttSource(Source):
         """One attempt to connect and subscribe; False if the broker did not answer
         (:attr:`link` says why) or a stop came meanwhile. A missing extra raises
         :class:`SourceError`; a refusal that the same settings would meet again (credentials,
-        client id, a subscription refused) raises :class:`ConfigError`. A client that is not kept is closed, whatever ended the
-        attempt (a failure, a stop, the task cancelled)."""
+        client id, a subscription refused) raises :class:`ConfigError`. A client that is not
+        kept is closed, whatever ended the attempt (a failure, a stop, the task cancelled)."""
         import aiomqtt
 
         client = self._make_client()
