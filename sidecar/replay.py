@@ -229,6 +229,7 @@ def replay(
             f"judge: {sampled} event{'' if sampled == 1 else 's'} sampled, "
             f"{o['scored']} scored, {o['partial']} partly "
             f"scored, {o['failed'] + not_judged} failed"
+            + (f", {o['error']} stopped on an error (logged)" if o["error"] else "")
         )
         print(line + (f"; failed scores by reason: {_reasons(failures)}" if failures else ""))
         attempts = service.client.failed_attempts

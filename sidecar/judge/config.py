@@ -164,7 +164,9 @@ class JudgeSettings(_Section):
     """Per-route sample rates; routes not listed use ``sample_rate``."""
     sample_salt: str = ""
     """Mixed into the event-id hash; every replica must use the same value to agree."""
-    metrics: list[MetricName] = Field(default_factory=lambda: list(METRICS))
+    metrics: list[MetricName] = Field(default_factory=lambda: list(METRICS), min_length=1)
+    """The judged metrics; an event is scored on those its fields allow (``[]`` is an error:
+    to judge nothing, leave ``enabled`` off)."""
     triggers: TriggerSettings = TriggerSettings()
     min_samples_per_window: int = Field(0, ge=0)
     window_s: float = Field(60.0, gt=0)

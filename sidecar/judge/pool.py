@@ -33,8 +33,10 @@ class JudgePool(Generic[T]):
         queue_size: int,
         concurrency: int,
         name: str = "judge",
+        on_failure: Callable[[], None] | None = None,
     ) -> None:
         self._handler = handler
+        self._on_failure = on_failure
         self.queue_size = queue_size
         self.concurrency = concurrency
         self.name = name
@@ -136,6 +138,8 @@ class JudgePool(Generic[T]):
                 self.failed += 1
                 if self._failure_logs.allow(type(exc).__name__):
                     log.exception("%s pool: a job failed", self.name)
+                if self._on_failure is not None:
+                    self._on_failure()
             else:
                 self.completed += 1
             finally:

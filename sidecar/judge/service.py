@@ -54,7 +54,8 @@ ScoreCallback = Callable[["Verdict", Mapping[str, float], float], None]
 """``on_scores(verdict, scores, weight)``: called on the event loop for every judged event."""
 
 SCORE_BUCKETS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 2.0, 3.0, 4.0, 5.0)
-EVENT_OUTCOMES: Final = ("scored", "partial", "failed")
+EVENT_OUTCOMES: Final = ("scored", "partial", "failed", "error")
+"""``error``: the judging of an event stopped on a fault of llm-sidecar itself (logged)."""
 
 # query, answer, contexts, ground truths, summarization, counterfactual answers
 _Q, _A, _C, _G, _S, _F = 1, 2, 4, 8, 16, 32
@@ -303,7 +304,8 @@ class JudgeMetrics(ClientMetrics):
         )
         self.events = Counter(
             "llm_sidecar_judge_events",
-            "Events the judge worked on, by outcome (scored: every metric; partial; failed).",
+            "Events the judge worked on, by outcome (scored: every metric; partial; failed; "
+            "error: a fault of llm-sidecar, logged).",
             ["outcome"],
             registry=r,
         )
@@ -415,7 +417,10 @@ class JudgeService(Lifecycle):
             circuit_open=lambda: self.client.breaker.is_open,
         )
         self.pool: JudgePool[_Job] = JudgePool(
-            self._run, queue_size=settings.queue_size, concurrency=settings.concurrency
+            self._run,
+            queue_size=settings.queue_size,
+            concurrency=settings.concurrency,
+            on_failure=self._fault,
         )
         registry.register(_SamplerCollector(self.sampler))
         self.metrics.queue_depth.set_function(lambda: self.pool.depth)
@@ -623,6 +628,10 @@ class JudgeService(Lifecycle):
 
     def _count_failure(self, reason: str, n: int = 1) -> None:
         self.failures[reason] = self.failures.get(reason, 0) + n
+
+    def _fault(self) -> None:
+        self.outcomes["error"] += 1
+        self.metrics.event("error")
 
     async def _run(self, job: _Job) -> None:
         verdict = job.verdict

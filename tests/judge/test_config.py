@@ -27,6 +27,7 @@ def test_secret_is_hidden() -> None:
         {"sample_rate": 1.5},
         {"route_rates": {"chat": -0.1}},
         {"metrics": ["vibes"]},
+        {"metrics": []},
         {"timeout_s": 30, "deadline_s": 10},
         {"base_url": "ftp://judge"},
         {"unknown": 1},
@@ -70,6 +71,7 @@ def test_merge_applies_rule_file_overrides() -> None:
         ({"base_url": "http://evil/v1"}, "base_url"),
         ({"sample_rate": 2}, "sample_rate"),
         ({"metrics": ["nope"]}, "metrics"),
+        ({"metrics": []}, "metrics"),
     ],
 )
 def test_merge_refuses_what_rules_may_not_set(overrides: dict[str, object], message: str) -> None:

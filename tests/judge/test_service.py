@@ -181,6 +181,24 @@ async def test_partial_failures_keep_the_good_scores(
     )
 
 
+async def test_a_fault_of_the_service_is_counted_as_an_error_outcome(
+    judge: ScriptedJudge, judge_settings: Make, registry: CollectorRegistry
+) -> None:
+    """A fault in llm-sidecar's own judging code (not an answer of the judge) used to be
+    counted only inside the pool: neither /metrics nor replay's summary showed it."""
+    settings = judge_settings(metrics=["bias"])
+    async with JudgeService(settings, registry) as service:
+
+        async def broken(*_: object) -> None:
+            raise KeyError("a bug")
+
+        service.score = broken  # type: ignore[method-assign,assignment]
+        service.submit([verdict(1), verdict(2)])
+        await service.pool.join()
+    assert value(registry, "llm_sidecar_judge_events_total", outcome="error") == 2
+    assert service.outcomes["error"] == 2 and service.outcomes["scored"] == 0
+
+
 async def test_judge_batch_waits_and_reports_progress(
     judge: ScriptedJudge, judge_settings: Make, registry: CollectorRegistry
 ) -> None:
