@@ -28,8 +28,8 @@ class SkipReason(StrEnum):
     NO_TEXT = "no_text"
     """An LLM span that carries neither prompt nor response (content capture is off)."""
     INVALID = "invalid"
-    """An LLM span that cannot be an event: no ids, a value of an unforeseen type, or a field
-    the event model refuses."""
+    """An LLM span that cannot be an event: no ids, a value of an unforeseen type (messages
+    or a span kind given as a number), or a field the event model refuses."""
 
 
 class Adapter(ABC):

@@ -96,7 +96,7 @@ class _SpanView:
     attrs: dict[str, Any]
     resource: dict[str, Any]
     order: int
-    kind: str  # "llm" | "retrieval" | "other"
+    kind: str  # "llm" | "retrieval" | "other" | "invalid" (its kind is not a string)
     convention: str
     raw_events: Any
     """The span's events, read only for the LLM spans that need them (``read_events``)."""
@@ -208,8 +208,10 @@ def _message_list(value: Any, default_role: str = "user") -> list[_Message]:
         return [_Message(default_role, value)]
     if isinstance(doc, dict):
         doc = [doc]
-    if not isinstance(doc, list):
+    if doc is None:
         return []
+    if not isinstance(doc, list):  # a number or a boolean: the span is invalid, not empty
+        raise TypeError(f"messages are a {type(doc).__name__}, not a list")
     return [m for m in (_parts_message(d, default_role) for d in doc) if m is not None]
 
 
@@ -345,12 +347,15 @@ def _oi(view: _SpanView) -> tuple[list[_Message], list[_Message], str | None]:
 def _classify(a: Mapping[str, Any]) -> tuple[str, str]:
     """(kind, convention) of a span from its attributes."""
     oi_kind = a.get("openinference.span.kind")
+    op = a.get("gen_ai.operation.name")
+    if not isinstance(oi_kind, str | None) or not isinstance(op, str | None):
+        # A span that names its kind with a number or a list: not one to guess at.
+        return "invalid", "openinference" if oi_kind is not None else "gen_ai"
     if isinstance(oi_kind, str):
         k = oi_kind.upper()
         return ("llm" if k == "LLM" else "retrieval" if k == "RETRIEVER" else "other"), (
             "openinference"
         )
-    op = a.get("gen_ai.operation.name")
     if isinstance(op, str):
         return ("llm" if op in LLM_OPERATIONS else "retrieval" if op == "retrieval" else "other"), (
             "gen_ai"
@@ -447,6 +452,8 @@ class _OtlpAdapter(Adapter):
                 self.skip(SkipReason.NOT_LLM)
             elif v.kind == "retrieval":
                 self.skip(SkipReason.RETRIEVAL)
+            elif v.kind == "invalid":
+                self.skip(SkipReason.INVALID)
         for v in llm:
             try:
                 event = self._event(v, by_id, contexts.get(v.order, []))

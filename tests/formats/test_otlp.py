@@ -401,6 +401,27 @@ def test_missing_attributes(fmt: str) -> None:
     assert skipped == {"no_text": 1, "not_llm": 3}
 
 
+def test_attributes_of_unforeseen_types_make_the_span_invalid_not_empty(fmt: str) -> None:
+    """Messages given as a number were counted as a span with content capture off
+    (``no_text``), and an operation name given as a number as a span of something else
+    (``not_llm``): both hid a broken instrumentation behind a normal-looking count."""
+    s = Spans()
+    with s.span("chat", {"gen_ai.operation.name": "chat", "gen_ai.input.messages": 7}):
+        pass
+    with s.span("chat", {"gen_ai.operation.name": 3, "gen_ai.output.messages": "x"}):
+        pass
+    with s.span("llm", {"openinference.span.kind": 1.5, "output.value": "x"}):
+        pass
+    with s.span(
+        "chat",
+        {"gen_ai.operation.name": "chat", "gen_ai.output.messages": msgs(("assistant", "ok"))},
+    ):
+        pass
+    events, skipped = run(s, fmt)
+    assert [e.response for e in events] == ["ok"]
+    assert skipped == {"invalid": 3}
+
+
 def test_route_tenant_and_model_from_configured_attributes(fmt: str) -> None:
     s = Spans(**{"service.name": "svc", "deployment.environment": "prod"})
     with (
