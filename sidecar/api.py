@@ -195,6 +195,16 @@ class CheckApi:
                 )
             return self._error(400, "bad_request", f"the body is not JSON: {exc}")
         single = isinstance(doc, dict) and "events" not in doc
+        if isinstance(doc, dict) and not single and len(doc) > 1:
+            # Either an event with a field of its own named "events", or a batch with
+            # something beside it: guessing would check the wrong thing.
+            others = ", ".join(sorted(k for k in doc if k != "events")[:5])
+            return self._error(
+                400,
+                "bad_request",
+                'a batch is {"events": [...]} with no other key; this body also has '
+                f"{others} (to check one event, send it without an 'events' field)",
+            )
         items = [doc] if single else doc.get("events") if isinstance(doc, dict) else doc
         if isinstance(items, list) and not items:
             return self._error(400, "bad_request", "no events: send at least one event")

@@ -155,6 +155,12 @@ async def test_bad_requests(api: Any, content: bytes, status: int) -> None:
         (b'{"events": []}', "no events: send at least one event"),
         (b"[]", "no events: send at least one event"),
         (b'{"id": "x", "response": "\xff\xfe"}', "the body is not valid UTF-8 (at byte 25)"),
+        # One event with a field "events" was taken for a batch and not checked at all.
+        (
+            b'{"id": "x", "response": "ok", "events": [{"id": "y", "response": "no"}]}',
+            'a batch is {"events": [...]} with no other key; this body also has id, response '
+            "(to check one event, send it without an 'events' field)",
+        ),
     ],
 )
 async def test_bad_request_messages_say_what_is_wrong(
