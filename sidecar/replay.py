@@ -21,7 +21,7 @@ from typing import BinaryIO
 from prometheus_client import CollectorRegistry
 
 from .app import load_ruleset
-from .errors import ConfigError, RuleSetError, rules_error
+from .errors import ConfigError, DecodeReason, RuleSetError, rules_error
 from .formats import Decoder
 from .heap import settle_heap
 from .join import Joiner
@@ -69,6 +69,14 @@ def _distinct_files(file: str, out: Path | None, report: Path | None) -> None:
             if _same_file(path, other):
                 raise ConfigError(f"{what} {path} is {earlier} {other}: give another path")
         seen.append((what, path))
+
+
+def _pretty_printed(dead: DeadLetter) -> bytes:
+    """The bracket a dead first line opens a pretty-printed JSON document with, or b""."""
+    line = dead.record.value.strip()
+    if dead.error.reason is DecodeReason.INVALID_JSON and line in (b"{", b"["):
+        return line
+    return b""
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -125,6 +133,7 @@ def replay(
     sampled = 0
     not_judged = 0
     skipped = 0
+    pretty = b""
     with ExitStack() as stack:
         stream: BinaryIO
         if file == "-":
@@ -161,9 +170,11 @@ def replay(
         joiner = Joiner(settings.join, clock=lambda: 0.0) if settings.join.enabled else None
 
         def finish(verdicts: list[Verdict], dead: list[DeadLetter], stats: BatchStats) -> None:
-            nonlocal skipped, sampled, not_judged
+            nonlocal skipped, sampled, not_judged, pretty
             for d in dead:
                 skipped += 1
+                if d.record.offset == 0 and not framed:
+                    pretty = _pretty_printed(d)
                 if skipped <= MAX_SKIP_LINES:
                     print(f"{unit} {d.record.offset + 1}: skipped: {d.error}", file=sys.stderr)
             tally.add(pipeline.rules, stats, dead)
@@ -208,6 +219,13 @@ def replay(
         print(
             f"... {skipped - MAX_SKIP_LINES} more skipped {unit}s not shown "
             f"({skipped} in all: {_reasons(tally.dead)})",
+            file=sys.stderr,
+        )
+    if pretty:
+        print(
+            f"hint: the first line is a lone {pretty.decode()!r}: the file looks like "
+            "pretty-printed JSON, but replay reads one JSON document per line (make it so "
+            f"with `jq -c {'.' if pretty == b'{' else '.[]'!r} FILE`)",
             file=sys.stderr,
         )
     if builder is not None and report is not None:

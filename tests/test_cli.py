@@ -364,6 +364,30 @@ def test_a_byte_order_mark_before_the_first_line_is_not_part_of_the_event(
     assert orjson.loads(out.read_bytes())["id"] == "a"
 
 
+@pytest.mark.parametrize(
+    ("fmt", "doc", "command"),
+    [
+        ("llm-sidecar-v1", {"id": "a", "response": "fine"}, "jq -c '.' FILE"),
+        ("llm-sidecar-v1", [{"id": "a", "response": "fine"}], "jq -c '.[]' FILE"),
+        ("otlp-json", {"resourceSpans": []}, "jq -c '.' FILE"),
+    ],
+)
+def test_a_pretty_printed_file_gets_a_hint(
+    tmp_path: Path, fmt: str, doc: object, command: str
+) -> None:
+    """An indented JSON file was one invalid_json skip per line and nothing else."""
+    events = tmp_path / "e.json"
+    events.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+    result = run("replay", "--format", fmt, str(events))
+    assert result.returncode == 1
+    assert "the file looks like pretty-printed JSON" in result.stderr
+    assert f"`{command}`" in result.stderr
+    # A compact file whose first line is simply broken gets no such hint.
+    events.write_bytes(b'{"id": "a", "response": \n{"id": "b", "response": "x"}\n')
+    result = run("replay", str(events))
+    assert result.returncode == 0 and "pretty-printed" not in result.stderr
+
+
 def test_numeric_ids_are_taken_as_their_decimal_string(tmp_path: Path) -> None:
     events = tmp_path / "e.jsonl"
     events.write_bytes(
