@@ -492,6 +492,24 @@ def test_values_that_would_be_ignored_or_fight_each_other_fail_the_render(
     render(set_values=["source=mqtt", "mqtt.clientId=fixed", "replicaCount=1"])  # one: fine
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        "resources.limits.cpu=-1",
+        "resources.requests.memory=1Gb",
+        "judgeWorker.resources.limits.memory=lots",
+    ],
+)
+def test_resource_quantities_are_checked_at_render(render: Render, value: str) -> None:
+    """A negative or misspelt quantity rendered, and only the API server refused it, at
+    install time."""
+    key = value.partition("=")[0]
+    with pytest.raises(RenderError, match=re.escape(key)):
+        render(set_values=[value])
+    quantities = ["cpu=250m", "cpu=0.5", "memory=512Mi", "memory=1e9", "ephemeral-storage=2G"]
+    render(set_values=[f"resources.requests.{q}" for q in quantities])
+
+
 def test_keda_needs_standalone_kafka(render: Render) -> None:
     with pytest.raises(RenderError, match=r"keda\.enabled"):
         render(set_values=[*SIDECAR_VALUES, "keda.enabled=true"])
