@@ -445,9 +445,10 @@ class JudgeService(Lifecycle):
         self.pool.start()
         self._running = True
         log.info(
-            "judge: %s at %s, metrics %s, sample rate %g",
+            "judge: %s at %s%s, metrics %s, sample rate %g",
             self.settings.model,
             self.settings.base_url,
+            "" if "base_url" in self.base_settings.model_fields_set else " (judge.base_url unset)",
             ",".join(self._metrics),
             self.settings.sample_rate,
         )

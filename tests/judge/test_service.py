@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import importlib.util
+import logging
 import subprocess
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 
 from sidecar.events import Event, validate
@@ -197,6 +199,22 @@ async def test_a_fault_of_the_service_is_counted_as_an_error_outcome(
         await service.pool.join()
     assert value(registry, "llm_sidecar_judge_events_total", outcome="error") == 2
     assert service.outcomes["error"] == 2 and service.outcomes["scored"] == 0
+
+
+async def test_the_start_line_says_when_the_url_is_the_default(
+    caplog: pytest.LogCaptureFixture, registry: CollectorRegistry
+) -> None:
+    """A judge switched on without base_url calls a local default: the start line says so."""
+    caplog.set_level(logging.INFO, "sidecar.judge.service")
+    async with JudgeService(JudgeSettings(enabled=True), registry):
+        pass
+    async with JudgeService(
+        JudgeSettings(enabled=True, base_url="http://judge:8000/v1"), CollectorRegistry()
+    ):
+        pass
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("judge: ")]
+    assert "at http://127.0.0.1:8000/v1 (judge.base_url unset)," in lines[0]
+    assert "at http://judge:8000/v1," in lines[1]
 
 
 async def test_judge_batch_waits_and_reports_progress(
