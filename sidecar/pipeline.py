@@ -88,6 +88,9 @@ class Verdict:
     passed: bool = True
     """False if any rule failed; rules that could not run do not count as failures."""
     judge: dict[str, float] = field(default_factory=dict)
+    cut: tuple[str, ...] = ()
+    """Fields longer than the checks read (:attr:`Check.max_input_chars`): the checks saw
+    only their beginning. Named in the JSON as ``cut``, only when there is one."""
 
     @property
     def id(self) -> str:
@@ -105,7 +108,7 @@ class Verdict:
             },
             "judge": self.judge,
             "rules_version": self.rules_version,
-        }
+        } | ({"cut": list(self.cut)} if self.cut else {})
 
     def to_json(self) -> bytes:
         """``to_dict()`` as JSON, put together from each outcome's JSON (made once per
@@ -127,7 +130,7 @@ class Verdict:
                 orjson.dumps(self.judge) if self.judge else b"{}",
                 b',"rules_version":',
                 orjson.dumps(self.rules_version),
-                b"}",
+                b',"cut":' + orjson.dumps(self.cut) + b"}" if self.cut else b"}",
             )
         )
 
@@ -270,6 +273,7 @@ class Pipeline:
         by_pattern: list[dict[int, list[int]] | None] = [None] * len(self.plan.scans)
         ids: list[str] = []
         columns: list[list[Outcome | None]] = []
+        cut: dict[int, list[str]] = {}
         complete = True
         clock = time.perf_counter
         for i, rule in enumerate(self.rules):
@@ -278,7 +282,7 @@ class Pipeline:
             key = (rule.field, rule.max_chars)
             field_texts = texts.get(key)
             if field_texts is None:
-                field_texts = texts[key] = _field_texts(events, *key)
+                field_texts = texts[key] = _field_texts(events, *key, cut)
             start = clock()
             column, whole = self._column(
                 i, events, field_texts, hits, by_pattern, found, stats, failed, track
@@ -302,6 +306,8 @@ class Pipeline:
             Verdict(event, row, version, not bad)
             for event, row, bad in zip(events, rows, failed, strict=True)
         ]
+        for j, fields in cut.items():  # rare: a field over 200,000 characters
+            verdicts[j].cut = tuple(dict.fromkeys(fields))
         stats.events = n
         stats.failed_events = sum(failed)
         return verdicts, stats
@@ -669,8 +675,11 @@ def _events_by_pattern(got_of: Sequence[list[int] | None]) -> dict[int, list[int
     return index
 
 
-def _field_texts(events: Sequence[Event], field: str, max_chars: int) -> list[str | None]:
-    """Every event's text of ``field``, cut at ``max_chars``."""
+def _field_texts(
+    events: Sequence[Event], field: str, max_chars: int, cut: dict[int, list[str]]
+) -> list[str | None]:
+    """Every event's text of ``field``, cut at ``max_chars`` (the field is added to ``cut``
+    under the index of each event whose text was cut)."""
     out: list[str | None]
     if field in _STRING_FIELDS:  # what Event.text returns for them, read directly
         out = list(map(attrgetter(field), events))
@@ -680,6 +689,7 @@ def _field_texts(events: Sequence[Event], field: str, max_chars: int) -> list[st
         for j, text in enumerate(out):
             if text is not None and len(text) > max_chars:
                 out[j] = text[:max_chars]
+                cut.setdefault(j, []).append(field)
     return out
 
 

@@ -123,6 +123,13 @@ async def test_an_event_no_rule_applied_to_says_so(api: Any) -> None:
     assert "note" not in checked.json()
 
 
+async def test_a_verdict_says_which_fields_were_checked_only_in_part(api: Any) -> None:
+    client, _ = await api()
+    body = await verdict_of(client, {"id": "a", "response": "fine. " * 40_000})
+    assert body["cut"] == ["response"]
+    assert "cut" not in (await verdict_of(client, {"id": "b", "response": "fine."}))
+
+
 async def test_a_batch_reports_bad_items_by_index(api: Any) -> None:
     client, _ = await api()
     batch = [{"id": "a", "response": "fine"}, {"id": "b"}, {"id": "c", "response": "also fine"}]

@@ -286,6 +286,30 @@ def test_verdict_json_is_exactly_its_dict_as_json(
     verdict = Verdict(Event(id=event_id, response="r"), outcomes, "v1", judge=judge)
     for _ in range(2):  # made, then from the caches
         assert verdict.to_json() == orjson.dumps(verdict.to_dict())
+    verdict.cut = ("response", event_id)
+    assert verdict.to_json() == orjson.dumps(verdict.to_dict())
+
+
+def test_a_verdict_names_the_fields_the_checks_read_only_in_part(tmp_path: Path) -> None:
+    """Text past 200,000 characters was cut without a word: a verdict that passed said
+    nothing of the part no check had read."""
+    p = pipeline(
+        tmp_path,
+        "rules:\n"
+        "  - {id: short, check: length_less_than, params: {value: 10}}\n"
+        "  - {id: no-x, check: regex, field: prompt, params: {pattern: xyz}}\n",
+    )
+    long = "a" * 200_001
+    verdicts, _ = p.run(
+        [
+            Event(id="a", prompt=long, response="b" * 300_000),
+            Event(id="b", prompt="short", response="fine"),
+            Event(id="c", prompt="a" * 200_000, response="ok"),
+        ]
+    )
+    assert [v.cut for v in verdicts] == [("response", "prompt"), (), ()]
+    assert orjson.loads(verdicts[0].to_json())["cut"] == ["response", "prompt"]
+    assert "cut" not in orjson.loads(verdicts[1].to_json())
 
 
 def test_outcomes_of_repeated_results_are_shared_across_batches_and_bounded(
