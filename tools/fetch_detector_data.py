@@ -532,6 +532,27 @@ def convert_saferlhf_mini(reader: RepoReader) -> list[Record]:
     return rows
 
 
+def convert_jailjudge_mini(reader: RepoReader) -> list[Record]:
+    """JAILJUDGE sample shipped with JailbreakEval: 1 = the attack succeeded."""
+    rows: list[Record] = []
+    for row in read_csv(reader, "data/JAILJUDGEmini.csv"):
+        flag = int(row["label"])
+        if flag not in (0, 1):
+            raise SourceError(f"jailjudge_mini: unexpected label {row['label']!r}")
+        rows.append(
+            refusal_record(
+                model=None,
+                prompt=row["question"],
+                response=row["answer"],
+                label=None,
+                jailbroken=flag == 1,
+                raw_label=flag,
+                meta={"complexity": row["prompt_complexity_cate"]},
+            )
+        )
+    return rows
+
+
 def convert_coconot_pref(reader: RepoReader) -> list[Record]:
     """CoCoNot contrast preference set: the chosen answers comply with benign requests."""
     rows: list[Record] = []
@@ -666,6 +687,13 @@ SOURCES: tuple[Source, ...] = (
         "c1419728c039adc8c75e85b72a15a845b0999bf7",
         ("data/Safe-RLHFmini.csv",),
         convert_saferlhf_mini,
+    ),
+    Source(
+        "jailjudge_mini",
+        "ThuCCSLab/JailbreakEval",
+        "c1419728c039adc8c75e85b72a15a845b0999bf7",
+        ("data/JAILJUDGEmini.csv",),
+        convert_jailjudge_mini,
     ),
     Source(
         "coconot_pref",

@@ -59,8 +59,9 @@ the sources' weak labels of those responses (see :func:`relabel`)."""
 LABELLED_SOURCE = "labelled"
 OWN_SOURCE = "llm-sidecar"
 DEFAULT_OUT = ROOT / "sidecar" / "data" / "refusal_model.json.gz"
-EVALUATION_ONLY = frozenset({"saferlhf_mini"})
-"""Sources used to measure, never to train: their licence forbids shipping derived weights."""
+EVALUATION_ONLY = frozenset({"saferlhf_mini", "jailjudge_mini"})
+"""Sources used to measure, never to train: their licences forbid shipping derived weights
+(saferlhf_mini) or grant no clear right to (jailjudge_mini)."""
 C_GRID = (0.03, 0.1, 0.3)
 VETO_GRID = (0.0, 0.1, 0.2, 0.3, 0.5)
 ALONE_GRID = (0.6, 0.7, 0.8, 0.9, 0.95, 1.0)

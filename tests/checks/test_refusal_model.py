@@ -66,7 +66,10 @@ def test_shipped_model_is_small_and_says_where_it_came_from() -> None:
     for source in trained_on:
         assert not any(b in source.lower() for b in EXTERNAL_BENCHMARKS), source
     # A source whose licence forbids shipping what is derived from it is evaluation-only.
-    assert "saferlhf_mini" not in trained_on
+    from tools.train_refusal import EVALUATION_ONLY
+
+    assert {"saferlhf_mini", "jailjudge_mini"} <= EVALUATION_ONLY
+    assert not EVALUATION_ONLY & set(trained_on)
 
 
 def test_model_file_round_trips(tmp_path: Path) -> None:
