@@ -203,10 +203,13 @@ class App(Lifecycle):
         try:
             if self.judge is not None:
                 await self.judge.start()
-            await self.sink.start()
-            await self.source.start()
+            # Before the broker: a probe meets a live /healthz and a /readyz saying
+            # "starting" while the source waits for its first connection (up to 10 s for
+            # an MQTT broker that does not answer).
             if self.http is not None:
                 await self.http.start()
+            await self.sink.start()
+            await self.source.start()
         except BaseException:
             await self.stop()
             raise

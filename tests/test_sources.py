@@ -195,3 +195,41 @@ async def test_while_kafka_is_unreachable_the_loop_turns_and_readiness_says_why(
     reason = app._not_ready()
     assert reason is not None and reason.startswith(f"waiting for Kafka at {bootstrap}")
     assert "connection refused" in reason
+
+
+async def test_the_http_endpoint_answers_while_a_silent_mqtt_broker_is_waited_for(
+    registry: Any,
+) -> None:
+    """start() waits up to 10 s for a broker that accepts and never answers; /healthz and
+    /readyz used to come up only after it, so a probe in that time found nothing."""
+    import httpx
+
+    from sidecar.app import App
+    from sidecar.settings import Settings
+    from tests.conftest import REPO
+
+    async with silent_port() as port:
+        settings = Settings(
+            source="mqtt",
+            mqtt={"host": "127.0.0.1", "port": port, "topics": ["llm/#"]},
+            http={"host": "127.0.0.1", "port": 0},
+            rules=[REPO / "rules" / "default.yaml"],
+        )
+        app = App(settings, registry=registry)
+        start = asyncio.create_task(app.start())
+        assert app.http is not None
+        for _ in range(50):
+            if app.http.port is not None:
+                break
+            await asyncio.sleep(0.05)
+        assert app.http.port is not None, "no HTTP endpoint while the broker is waited for"
+        assert not start.done()
+        base = f"http://127.0.0.1:{app.http.port}"
+        async with httpx.AsyncClient(timeout=2) as client:
+            assert (await client.get(f"{base}/healthz")).status_code == 200
+            ready = await client.get(f"{base}/readyz")
+            assert (ready.status_code, ready.text) == (503, "not ready: starting\n")
+        start.cancel()  # the attempt's client is closed (a polite disconnect, up to 5 s)
+        with contextlib.suppress(asyncio.CancelledError):
+            await start
+        await app.stop()
