@@ -232,6 +232,10 @@ def load_rules(
             compiled.append(_compile(spec, ctx))
         except RuleError as exc:
             errors.append(exc)
+        for extra in ctx.files_read:  # a schema file: part of the version, and watched
+            with contextlib.suppress(OSError):
+                digest.update(extra.read_bytes() + b"\0")
+            seen.add(extra.resolve())
 
     if errors:
         raise RuleSetError(errors)

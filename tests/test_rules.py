@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -193,6 +194,33 @@ def test_version_is_a_content_hash(tmp_path: Path) -> None:
     assert load_rules([path]).version == v1
     path.write_text("rules:\n  - {id: a, check: length_less_than, params: {value: 6}}\n")
     assert load_rules([path]).version != v1
+
+
+def test_a_schema_file_is_part_of_the_version_and_of_the_watched_files(tmp_path: Path) -> None:
+    """Editing a schema file changed the verdicts but not rules_version, and the running
+    sidecar never reloaded it."""
+    from sidecar.rules import RuleWatcher
+
+    schema = tmp_path / "s.json"
+    schema.write_text('{"type": "object", "required": ["name"]}')
+    path = write(
+        tmp_path,
+        "r.yaml",
+        "rules:\n  - {id: a, check: json_schema, params: {schema_file: s.json}}\n",
+    )
+    first = load_rules([path])
+    assert schema.resolve() in first.files
+
+    async def reload() -> None:
+        pass
+
+    watcher = RuleWatcher(0, lambda: first.files, reload)
+    watcher.mark()
+    schema.write_text('{"type": "object", "required": ["name", "age"]}')
+    os.utime(schema, (1, 1))  # a different mtime, however fast the write
+    assert watcher.changed()
+    second = load_rules([path])
+    assert second.version != first.version
 
 
 def test_expectations(tmp_path: Path) -> None:

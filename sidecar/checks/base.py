@@ -70,6 +70,9 @@ class CheckContext:
     """Registered secrets and canaries by name, which must never appear in a response."""
     regex_timeout_s: float = 0.05
     """Default wall-clock budget of one user regex search on one event."""
+    files_read: list[Path] = field(default_factory=list)
+    """Files a check read besides its rule file (a ``schema_file``): the loader adds their
+    content to the rules version and watches them for changes like the rule files."""
 
 
 P = TypeVar("P", bound=Params)

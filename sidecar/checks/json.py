@@ -18,6 +18,9 @@ from typing import Any, Literal
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from pydantic import Field, field_validator, model_validator
+from referencing import Registry
+from referencing.exceptions import Unresolvable
+from referencing.jsonschema import DRAFT202012
 
 from ..events import Event
 from ..scan import ScanPattern
@@ -249,10 +252,67 @@ def _check_schema(schema: Mapping[str, Any], where: str) -> None:
     except SchemaError as exc:
         path = "/".join(str(p) for p in exc.path) or "(root)"
         raise ValueError(f"{where} is not a valid JSON Schema at {path}: {exc.message}") from None
+    _check_refs(schema, where)
+
+
+_SCHEMA_URI = "urn:llm-sidecar:schema"
+
+
+def _check_refs(schema: Mapping[str, Any], where: str) -> None:
+    """Every ``$ref`` must point inside the schema: one that points nowhere (or to a file
+    or URL, which are never fetched) raised on every event, and the rule then never failed
+    valid JSON. Refs under a nested ``$id`` are left to the validator (they resolve against
+    that id)."""
+    resolver = (
+        Registry()
+        .with_resource(_SCHEMA_URI, DRAFT202012.create_resource(dict(schema)))
+        .resolver(base_uri=_SCHEMA_URI)
+    )
+
+    def walk(node: Any, path: str) -> None:
+        if isinstance(node, dict):
+            if "$id" in node and path:
+                return
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                try:
+                    resolver.lookup(ref)
+                except Unresolvable:
+                    what = (
+                        "points nowhere in the schema"
+                        if ref.startswith("#")
+                        else "is outside the schema (files and URLs are never fetched)"
+                    )
+                    raise ValueError(
+                        f"{where}: $ref {ref!r} at {path or '(root)'} {what}"
+                    ) from None
+            for key, value in node.items():
+                if key not in ("const", "enum", "default", "examples"):
+                    walk(value, f"{path}/{key}")
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                walk(value, f"{path}/{i}")
+
+    walk(schema, "")
 
 
 def _error_path(path: Any) -> str:
     return "/" + "/".join(str(p) for p in path) if path else "(root)"
+
+
+def _expected(error: Any) -> str:
+    """What the schema asked for where the answer failed, from the schema alone: the
+    validator's own message quotes the answer's values, and verdicts, logs and reports must
+    not carry the answer's text."""
+    if error.validator is None:  # a `false` subschema
+        return "not allowed by the schema"
+    if error.validator == "required":  # names only properties of the schema
+        message = str(error.message)
+    else:
+        message = "expected " + _json.dumps(error.validator_value, ensure_ascii=False)
+    if len(message) > 60:
+        message = message[:57] + "..."
+    return f"{error.validator} ({message})"
 
 
 @register
@@ -279,6 +339,7 @@ class JsonSchema(_WholeText):
     @staticmethod
     def _load(ctx: CheckContext, name: str) -> dict[str, Any]:
         path = ctx.base_dir / name
+        ctx.files_read.append(path)
         try:
             raw = path.read_text(encoding="utf-8")
         except OSError as exc:
@@ -304,7 +365,4 @@ class JsonSchema(_WholeText):
             return CheckResult(False, "JSON nested too deeply to validate")
         if error is None:
             return CheckResult(True, None)
-        message = error.message if len(error.message) <= 60 else error.message[:57] + "..."
-        return CheckResult(
-            False, f"at {_error_path(error.absolute_path)}: {error.validator} ({message})"
-        )
+        return CheckResult(False, f"at {_error_path(error.absolute_path)}: {_expected(error)}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -190,6 +191,58 @@ def test_json_schema_detail_does_not_echo_long_values() -> None:
     assert result.detail is not None
     assert len(result.detail) < 100
     assert "x" * 60 not in result.detail
+
+
+def test_json_schema_detail_never_quotes_the_answer() -> None:
+    """The validator's message quotes the failing value: a string field holding a card
+    number or an SSN went into verdicts, logs and the HTML report."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "ssn": {"type": "integer"},
+            "tier": {"enum": ["gold", "silver"]},
+            "note": {"maxLength": 3},
+        },
+        "additionalProperties": False,
+    }
+    pii = "SSN 123-45-6789, card 4111 1111 1111 1111"
+    for doc, detail in [
+        ({"ssn": pii}, 'at /ssn: type (expected "integer")'),
+        ({"tier": pii}, 'at /tier: enum (expected ["gold", "silver"])'),
+        ({"note": pii}, "at /note: maxLength (expected 3)"),
+        ({"extra": pii}, "at (root): additionalProperties (expected false)"),
+    ]:
+        result = run("json_schema", json.dumps(doc), schema=schema)
+        assert result == CheckResult(False, detail)
+    result = run("json_schema", json.dumps({"a": pii}), schema={"properties": {"a": False}})
+    assert result == CheckResult(False, "at (root): not allowed by the schema")  # as reported
+
+
+@pytest.mark.parametrize(
+    ("schema", "message"),
+    [
+        ({"$ref": "#/$defs/missing"}, "$ref '#/$defs/missing' at (root) points nowhere"),
+        (
+            {"properties": {"a": {"$ref": "https://example.com/s.json"}}},
+            "$ref 'https://example.com/s.json' at /properties/a is outside the schema",
+        ),
+        ({"items": {"$ref": "other.json#/x"}}, "$ref 'other.json#/x' at /items is outside"),
+    ],
+)
+def test_a_schema_ref_that_cannot_be_resolved_fails_at_load(
+    schema: dict[str, object], message: str
+) -> None:
+    """It used to load, then raise on every event: the rule never failed valid JSON."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        make("json_schema", schema=schema)
+    # Refs that resolve inside the schema load, and a const holding "$ref" is data.
+    make(
+        "json_schema",
+        schema={
+            "$defs": {"qty": {"type": "integer"}},
+            "properties": {"q": {"$ref": "#/$defs/qty"}, "c": {"const": {"$ref": "#/x"}}},
+        },
+    )
 
 
 def test_json_schema_not_json() -> None:
