@@ -96,12 +96,15 @@ class Event(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
         return _NO_EXTRA
 
     def text(self, field: str) -> str | None:
-        """The text of a named field; list fields are joined with blank lines."""
+        """The text of a named field; list fields are joined with blank lines. An empty list
+        or mapping (``contexts``, ``ground_truths``, ``labels`` not sent) is absent: None."""
         value = getattr(self, field) if field in _KNOWN else self.extra.get(field)
         if value is None or isinstance(value, str):
             return value
         if isinstance(value, list):
-            return "\n\n".join(str(v) for v in value)
+            return "\n\n".join(str(v) for v in value) if value else None
+        if not value and isinstance(value, dict):
+            return None
         return str(value)
 
 

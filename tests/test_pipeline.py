@@ -486,3 +486,24 @@ def test_keyed_rules_give_what_calling_each_check_gives(
         assert stats.counts[i] == expected_counts, rule.id
     for verdict in verdicts:
         assert verdict.passed is not any(o.passed is False for o in verdict.checks.values())
+
+
+def test_rules_on_list_and_mapping_fields_skip_events_without_them(tmp_path: Path) -> None:
+    """The README says a rule whose field is absent is skipped: that held for text fields,
+    but a rule on contexts, ground_truths or labels ran on an event without them (on "" or
+    "{}") and could fail it."""
+    p = pipeline(
+        tmp_path,
+        "rules:\n"
+        "  - {id: ctx, check: length_greater_than, field: contexts, params: {value: 0}}\n"
+        "  - {id: gt, check: contains_email, field: ground_truths, expect: false}\n"
+        "  - {id: lab, check: contains_string, field: labels, params: {value: x}}\n",
+    )
+    bare, full = p.run(
+        [
+            Event(id="a", response="only a response"),
+            Event(id="b", response="r", contexts=["c"], ground_truths=["g"], labels={"k": "x"}),
+        ]
+    )[0]
+    assert bare.checks == {} and bare.passed
+    assert set(full.checks) == {"ctx", "gt", "lab"}
