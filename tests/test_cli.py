@@ -92,6 +92,23 @@ def test_validate_reports_file_rule_and_reason(
     assert "Traceback" not in err
 
 
+def test_a_secret_leak_rule_with_nothing_to_look_for_is_a_rule_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It was a settings error: validate exited 2 naming no file or rule, and hid the
+    file's other problems."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "rules:\n"
+        '  - {id: bad-regex, check: regex, params: {pattern: "(("}}\n'
+        "  - {id: canary, check: secret_leak, params: {from_labels: []}, expect: false}\n"
+    )
+    assert main(["validate", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert f"{bad}: rule 'bad-regex'" in err
+    assert f"{bad}: rule 'canary': cannot build check secret_leak: no secrets to look for" in err
+
+
 def test_bad_options_and_files_are_one_line_errors(tmp_path: Path) -> None:
     missing = run("run", "--config", str(tmp_path / "nope.yaml"))
     assert missing.returncode == 2

@@ -56,7 +56,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 from rapidfuzz import fuzz
 
-from ..errors import CheckError, ConfigError
+from ..errors import CheckError
 from ..events import Event
 from .base import Check, CheckContext, CheckResult, Params
 from .registry import register
@@ -258,8 +258,11 @@ class SecretLeak(Check[SecretLeakParams]):
         merged = {name: value for name, value in ctx.secrets.items() if value}
         merged.update(params.secrets)
         if not merged and not params.from_labels:
-            raise ConfigError(
-                "secret_leak has no secrets: register some, list them or read from_labels"
+            # A rule error (file and rule id named, with the file's other problems), not a
+            # settings error that stopped validate at the first such rule.
+            raise ValueError(
+                "no secrets to look for: register some (settings: secrets), list them "
+                "(params.secrets) or read them from event labels (params.from_labels)"
             )
         self.case_sensitive = params.case_sensitive
         self.min_length = params.min_length

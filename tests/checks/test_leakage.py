@@ -16,7 +16,7 @@ from sidecar.checks import CheckContext, get_check
 from sidecar.checks.base import Check, CheckResult
 from sidecar.checks.leakage import segments
 from sidecar.checks.reveal import decoded_blobs, is_common_word, text_forms
-from sidecar.errors import CheckError, ConfigError
+from sidecar.errors import CheckError
 from sidecar.events import Event
 
 SYSTEM = (
@@ -182,7 +182,7 @@ def test_rule_secrets_add_to_registered_ones() -> None:
 def test_secret_leak_needs_secrets() -> None:
     cls = get_check("secret_leak")
     assert cls is not None
-    with pytest.raises(ConfigError):
+    with pytest.raises(ValueError, match="no secrets to look for"):
         cls(cls.params_model.model_validate({"from_labels": []}), CheckContext())
     with pytest.raises(ValidationError):
         cls.params_model.model_validate({"secrets": {"empty": ""}})
