@@ -41,7 +41,7 @@ from .lifecycle import STOP_STEP_S, Lifecycle, StopStep, run_stop_steps
 from .logs import LogBudget
 from .metrics import SidecarMetrics, set_created_series
 from .pipeline import BatchStats, DeadLetter, Pipeline, Tally, Verdict
-from .rules import RuleSet, RuleWatcher, bundled_path, field_notes, load_rules, rule_files
+from .rules import RuleSet, RuleWatcher, bundled_path, load_rules, rule_files, rule_notes
 from .server import HttpServer
 from .settings import Settings
 from .sinks import KafkaSink, Sink, write_until_acknowledged
@@ -450,7 +450,7 @@ class App(Lifecycle):
             len(ruleset.files),
             ruleset.version,
         )
-        for note in field_notes(ruleset.rules):
+        for note in rule_notes(ruleset):
             log.warning("%s", note)
 
     def request_reload(self) -> None:

@@ -449,9 +449,9 @@ def _validate(args: argparse.Namespace) -> int:
     print(
         f"ok: {len(ruleset.rules)} rules in {len(ruleset.files)} file(s), version {ruleset.version}"
     )
-    from .rules import field_notes
+    from .rules import rule_notes
 
-    for note in field_notes(ruleset.rules):
+    for note in rule_notes(ruleset):
         print(f"note: {note}")
     from .scan import ScanPlan
 

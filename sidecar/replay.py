@@ -26,7 +26,7 @@ from .formats import Decoder
 from .heap import settle_heap
 from .join import Joiner
 from .pipeline import BatchStats, DeadLetter, Pipeline, Tally, Verdict
-from .rules import field_notes
+from .rules import rule_notes
 from .settings import Settings
 from .sources.file import CutOff, read_batches, read_framed_batches
 
@@ -115,7 +115,7 @@ def replay(
         ruleset = load_ruleset(settings)
     except RuleSetError as exc:
         raise ConfigError(rules_error(exc)) from None
-    for note in field_notes(ruleset.rules):
+    for note in rule_notes(ruleset):
         print(f"note: {note}", file=sys.stderr)
     pipeline = Pipeline(ruleset, timeouts_to_disable=settings.limits.check_timeouts_to_disable)
     if settings.limits.tune_gc:

@@ -13,6 +13,7 @@ import contextlib
 import difflib
 import hashlib
 import json
+import math
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -21,11 +22,11 @@ from typing import Any, Literal
 
 import yaml
 from jsonschema import Draft202012Validator
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from .checks import Check, CheckContext, get_check, registered
 from .errors import RuleError, RuleSetError
-from .events import FIELDS, Event
+from .events import FIELDS, AttackCategory, Event
 
 __all__ = [
     "CompiledRule",
@@ -73,7 +74,15 @@ class When(BaseModel):
     task: tuple[str, ...] | None = None
     tenant: tuple[str, ...] | None = None
     attack: bool | None = None
-    attack_category: tuple[str, ...] | None = None
+    attack_category: tuple[AttackCategory, ...] | None = None
+
+    @model_validator(mode="after")
+    def _satisfiable(self) -> When:
+        if self.attack is False and self.attack_category is not None:
+            raise ValueError(
+                "attack: false and attack_category exclude each other: no event matches"
+            )
+        return self
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> When:
@@ -123,6 +132,13 @@ class RuleSpec(BaseModel):
     enabled: bool = True
     file: str = ""
 
+    @field_validator("min", "max")
+    @classmethod
+    def _finite(cls, v: float | None) -> float | None:
+        if v is not None and not math.isfinite(v):
+            raise ValueError("must be a finite number")
+        return v
+
 
 @dataclass(slots=True, eq=False)
 class CompiledRule:
@@ -157,21 +173,24 @@ TEXT_FIELDS = ("prompt", "response", "system_prompt", "contexts", "ground_truths
 """The event fields that hold the text rules usually read."""
 
 
-def field_notes(rules: Iterable[CompiledRule]) -> list[str]:
-    """A line for each rule that reads a field the event format does not define: valid (an
-    event may carry a field of its own of that name), but most often a typo, after which
-    the rule silently applies to no event."""
-    notes = []
-    for rule in rules:
-        if rule.field in FIELDS:
-            continue
-        close = difflib.get_close_matches(rule.field, FIELDS, n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        notes.append(
-            f"{rule.file}: rule {rule.id!r} reads field {rule.field!r}, which events do not "
-            f"have unless they carry it as a field of their own ({hint}the event's fields: "
-            f"{', '.join(TEXT_FIELDS)})"
-        )
+def rule_notes(ruleset: RuleSet) -> list[str]:
+    """A line for each thing in a valid rule set that most likely does not do what its
+    author meant: a rule reads a field the event format does not define (valid, since an
+    event may carry a field of its own, but most often a typo after which the rule applies
+    to no event), a check says something about its parameters (:meth:`Check.notes`), a
+    disabled rule would not load, two files set one judge setting differently."""
+    notes = list(ruleset.notes)
+    for rule in ruleset.rules:
+        where = f"{rule.file}: rule {rule.id!r}"
+        if rule.field not in FIELDS:
+            close = difflib.get_close_matches(rule.field, FIELDS, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            notes.append(
+                f"{where} reads field {rule.field!r}, which events do not have unless they "
+                f"carry it as a field of their own ({hint}the event's fields: "
+                f"{', '.join(TEXT_FIELDS)})"
+            )
+        notes.extend(f"{where}: {note}" for note in rule.check.notes())
     return notes
 
 
@@ -183,6 +202,8 @@ class RuleSet:
     version: str
     files: tuple[Path, ...]
     judge: Mapping[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    """What the load noticed beyond the rules themselves (see :func:`rule_notes`)."""
 
     @property
     def ids(self) -> list[str]:
@@ -202,13 +223,14 @@ def load_rules(
     """
     errors: list[RuleError] = []
     specs: list[RuleSpec] = []
-    judge: dict[str, Any] = {}
+    judge = _JudgeOverrides()
     digest = hashlib.sha256()
     seen: set[Path] = set()
 
     files = _expand(paths, errors)
     for path in files:
         _load_file(path, specs, judge, digest, seen, errors, depth=0)
+    notes = list(judge.notes)
 
     ids: dict[str, str] = {}
     for spec in specs:
@@ -220,14 +242,22 @@ def load_rules(
 
     compiled: list[CompiledRule] = []
     for spec in specs:
-        if not spec.enabled:
-            continue
         ctx = CheckContext(
             base_dir=Path(spec.file).parent,
             system_prompts=system_prompts or {},
             secrets=secrets or {},
             regex_timeout_s=regex_timeout_s,
         )
+        if not spec.enabled:
+            # Inert, so not built (a check may load a dictionary), but its parameters are
+            # checked: enabling it later must not be what breaks a deploy.
+            try:
+                _validated_params(spec)
+            except RuleError as exc:
+                notes.append(
+                    f"{spec.file}: rule {spec.id!r} is disabled, and would not load: {exc.reason}"
+                )
+            continue
         try:
             compiled.append(_compile(spec, ctx))
         except RuleError as exc:
@@ -243,8 +273,30 @@ def load_rules(
         rules=tuple(compiled),
         version=digest.hexdigest()[:12],
         files=tuple(sorted(seen)),
-        judge=judge,
+        judge=dict(judge.values),
+        notes=tuple(notes),
     )
+
+
+class _JudgeOverrides:
+    """The ``judge:`` mappings of every rule file, merged in load order (a later file's key
+    wins), noting each key two files set to different values."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+        self._from: dict[str, str] = {}
+        self.notes: list[str] = []
+
+    def update(self, file: str, overrides: Mapping[str, Any]) -> None:
+        for key, value in overrides.items():
+            before = self._from.get(key)
+            if before is not None and before != file and self.values[key] != value:
+                self.notes.append(
+                    f"judge.{key} is {self.values[key]!r} in {before} and {value!r} in "
+                    f"{file}: the later file's value, {value!r}, is used"
+                )
+            self.values[key] = value
+            self._from[key] = file
 
 
 def _expand(paths: Iterable[Path], errors: list[RuleError]) -> list[Path]:
@@ -265,7 +317,7 @@ def _expand(paths: Iterable[Path], errors: list[RuleError]) -> list[Path]:
 def _load_file(
     path: Path,
     specs: list[RuleSpec],
-    judge: dict[str, Any],
+    judge: _JudgeOverrides,
     digest: Any,
     seen: set[Path],
     errors: list[RuleError],
@@ -313,14 +365,15 @@ def _load_file(
     for inc in doc.get("include", []):
         inc_path = real.parent / inc
         if not inc_path.is_file():
-            errors.append(RuleError(name, None, f"included file {inc} does not exist"))
+            what = "is a directory" if inc_path.is_dir() else "does not exist"
+            errors.append(RuleError(name, None, f"included file {inc} {what}"))
             continue
         _load_file(inc_path, specs, judge, digest, seen, errors, depth + 1)
 
     if "judge" in doc:
         problem = _judge_problem(doc["judge"])
         if problem is None:
-            judge.update(doc["judge"])
+            judge.update(name, doc["judge"])
         else:
             errors.append(RuleError(name, None, f"judge: {problem}"))
     defaults = doc.get("defaults", {})
@@ -329,8 +382,19 @@ def _load_file(
             continue  # reported above; keep checking the others
         merged = {**{k: v for k, v in defaults.items() if k != "when"}, **raw}
         when = raw.get("when", defaults.get("when"))
-        merged["when"] = When.parse(when) if when is not None else None
-        specs.append(RuleSpec(**merged, file=name))
+        # What the schema cannot say (min: .nan, an attack category no event can have).
+        try:
+            merged["when"] = When.parse(when) if when is not None else None
+            specs.append(RuleSpec(**merged, file=name))
+        except ValidationError as exc:
+            prefix = "when." if exc.title == "When" else ""
+            reasons = "; ".join(
+                prefix + ".".join(str(p) for p in e["loc"]) + ": " + _msg(e["msg"])
+                if e["loc"]
+                else f"{prefix.rstrip('.') or 'rule'}: {_msg(e['msg'])}"
+                for e in exc.errors(include_url=False)
+            )
+            errors.append(RuleError(name, str(raw.get("id")), reasons))
 
 
 def _judge_problem(overrides: Mapping[str, Any]) -> str | None:
@@ -348,30 +412,7 @@ def _judge_problem(overrides: Mapping[str, Any]) -> str | None:
 
 
 def _compile(spec: RuleSpec, ctx: CheckContext) -> CompiledRule:
-    cls = get_check(spec.check)
-    if cls is None:
-        known = ", ".join(sorted(registered()))
-        raise RuleError(spec.file, spec.id, f"unknown check {spec.check!r}; known checks: {known}")
-    if cls.value_kind == "bool" and (spec.min is not None or spec.max is not None):
-        raise RuleError(
-            spec.file, spec.id, f"check {spec.check} gives true/false: use expect, not min/max"
-        )
-    if cls.value_kind == "score" and spec.expect is not None:
-        raise RuleError(
-            spec.file, spec.id, f"check {spec.check} gives a score: use min/max, not expect"
-        )
-    if spec.min is not None and spec.max is not None and spec.min > spec.max:
-        raise RuleError(spec.file, spec.id, "min is greater than max")
-    try:
-        params = cls.params_model.model_validate(spec.params)
-    except ValidationError as exc:
-        reasons = "; ".join(
-            f"params.{'.'.join(str(p) for p in e['loc'])}: {_msg(e['msg'])}"
-            if e["loc"]
-            else _msg(e["msg"])
-            for e in exc.errors(include_url=False)
-        )
-        raise RuleError(spec.file, spec.id, reasons) from None
+    cls, params = _validated_params(spec)
     try:
         check = cls(params, ctx)
     except (ValueError, OSError) as exc:
@@ -393,6 +434,47 @@ def _compile(spec: RuleSpec, ctx: CheckContext) -> CompiledRule:
         max_chars=cls.max_input_chars,
         file=spec.file,
     )
+
+
+def _validated_params(spec: RuleSpec) -> tuple[type[Check[Any]], Any]:
+    """The rule's check class and its validated parameters (everything short of building
+    the check), or the :class:`RuleError` that says what is wrong."""
+    cls = get_check(spec.check)
+    if cls is None:
+        known = ", ".join(sorted(registered()))
+        raise RuleError(spec.file, spec.id, f"unknown check {spec.check!r}; known checks: {known}")
+    if cls.value_kind == "bool" and (spec.min is not None or spec.max is not None):
+        raise RuleError(
+            spec.file, spec.id, f"check {spec.check} gives true/false: use expect, not min/max"
+        )
+    if cls.value_kind == "score" and spec.expect is not None:
+        raise RuleError(
+            spec.file, spec.id, f"check {spec.check} gives a score: use min/max, not expect"
+        )
+    if spec.min is not None and spec.max is not None and spec.min > spec.max:
+        raise RuleError(spec.file, spec.id, "min is greater than max")
+    if cls.value_kind == "score":
+        low, high = cls.score_range
+        if (spec.min is not None and spec.min > high) or (spec.max is not None and spec.max < low):
+            raise RuleError(
+                spec.file,
+                spec.id,
+                f"{spec.check} scores run from {low:g} to {high:g}: with "
+                + (f"min {spec.min:g}" if spec.min is not None and spec.min > high else "")
+                + (f"max {spec.max:g}" if spec.max is not None and spec.max < low else "")
+                + " the rule fails every event",
+            )
+    try:
+        params = cls.params_model.model_validate(spec.params)
+    except ValidationError as exc:
+        reasons = "; ".join(
+            f"params.{'.'.join(str(p) for p in e['loc'])}: {_msg(e['msg'])}"
+            if e["loc"]
+            else _msg(e["msg"])
+            for e in exc.errors(include_url=False)
+        )
+        raise RuleError(spec.file, spec.id, reasons) from None
+    return cls, params
 
 
 def _msg(msg: str) -> str:

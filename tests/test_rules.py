@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -236,3 +237,86 @@ rules:
     rules = {r.id: r for r in load_rules([path]).rules}
     assert rules["t"].passed(True) and not rules["t"].passed(False)
     assert rules["f"].passed(False) and not rules["f"].passed(True)
+
+
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        (
+            "{id: r, check: fuzzy_match, params: {value: x}, min: 80}",
+            "fuzzy_match scores run from 0 to 1: with min 80 the rule fails every event",
+        ),
+        (
+            "{id: r, check: coverage, max: -0.1}",
+            "coverage scores run from 0 to 1: with max -0.1 the rule fails every event",
+        ),
+        ("{id: r, check: rouge, min: .nan}", "min: must be a finite number"),
+        (
+            "{id: r, check: contains_email, when: {attack_category: expert}}",
+            "when.attack_category.0: Input should be 'basic', 'intermediate' or 'advanced'",
+        ),
+        (
+            "{id: r, check: contains_email, when: {attack: false, attack_category: basic}}",
+            "attack: false and attack_category exclude each other",
+        ),
+    ],
+)
+def test_rules_that_can_never_pass_or_never_apply_are_refused(
+    tmp_path: Path, rule: str, message: str
+) -> None:
+    """Each of these validated, then failed every event or applied to none."""
+    path = write(tmp_path, "r.yaml", f"rules:\n  - {rule}\n")
+    with pytest.raises(RuleSetError, match=re.escape(message)):
+        load_rules([path])
+
+
+def test_score_ranges_that_reach_past_one_are_allowed(tmp_path: Path) -> None:
+    path = write(tmp_path, "r.yaml", "rules:\n  - {id: r, check: density, min: 2.5}\n")
+    assert load_rules([path]).rules[0].lo == 2.5
+
+
+def test_patterns_a_user_most_likely_did_not_mean_get_notes(tmp_path: Path) -> None:
+    from sidecar.rules import rule_notes
+
+    path = write(
+        tmp_path,
+        "r.yaml",
+        "rules:\n"
+        '  - {id: backspace, check: regex, params: {pattern: "\\bpassword\\b"}}\n'
+        '  - {id: empty, check: regex, params: {pattern: "x*"}}\n'
+        '  - {id: comment, check: regex, params: {pattern: "#todo", flags: [VERBOSE]}}\n'
+        "  - {id: fine, check: regex, params: {pattern: '\\bpassword\\b'}}\n"
+        "  - {id: anchored, check: regex, params: {pattern: '^$'}}\n",
+    )
+    notes = rule_notes(load_rules([path]))
+    assert len(notes) == 3, notes
+    assert "rule 'backspace': the pattern holds control characters (\\x08)" in notes[0]
+    assert "rule 'empty': the pattern matches an empty string anywhere" in notes[1]
+    assert notes[2].endswith("(with VERBOSE, # starts a comment)")
+
+
+def test_disabled_rules_and_clashing_judge_settings_get_notes(tmp_path: Path) -> None:
+    """A broken disabled rule validated fine and broke the deploy that enabled it; two rule
+    files setting the judge's sample rate differently were merged without a word."""
+    from sidecar.rules import rule_notes
+
+    a = write(
+        tmp_path,
+        "a.yaml",
+        "judge: {sample_rate: 0.1}\n"
+        "rules:\n"
+        '  - {id: off-regex, check: regex, params: {pattern: "(("}, enabled: false}\n'
+        "  - {id: off-check, check: no_such_check, enabled: false}\n"
+        "  - {id: live, check: contains_email}\n",
+    )
+    b = write(tmp_path, "b.yaml", "judge: {sample_rate: 0.5}\nrules: []\n")
+    ruleset = load_rules([a, b])
+    assert [r.id for r in ruleset.rules] == ["live"]
+    assert ruleset.judge == {"sample_rate": 0.5}
+    notes = rule_notes(ruleset)
+    assert notes[0] == (
+        f"judge.sample_rate is 0.1 in {a} and 0.5 in {b}: the later file's value, 0.5, is used"
+    )
+    assert notes[1].startswith(f"{a}: rule 'off-regex' is disabled, and would not load: ")
+    assert notes[2].startswith(f"{a}: rule 'off-check' is disabled, and would not load: unknown")
+    assert len(notes) == 3

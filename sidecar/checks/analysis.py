@@ -42,6 +42,7 @@ source positions where it occurs), except for adversarial sources made of one wo
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 from collections import Counter
@@ -180,6 +181,7 @@ class Density(_SourceCheck):
     """Mean squared fragment length per response word (0 up to the response length)."""
 
     name = "density"
+    score_range = (0.0, math.inf)
 
     def __call__(self, text: str, event: Event) -> CheckResult:
         summary = words(text)
@@ -194,6 +196,7 @@ class Compression(_SourceCheck):
     """Source words per response word (0 for an empty response); higher is more concise."""
 
     name = "compression"
+    score_range = (0.0, math.inf)
 
     def __call__(self, text: str, event: Event) -> CheckResult:
         summary = len(words(text))

@@ -89,6 +89,9 @@ class Check(ABC, Generic[P]):
     """The name rules use in ``check:``."""
     params_model: ClassVar[type[Params]] = NoParams
     value_kind: ClassVar[ValueKind] = "bool"
+    score_range: ClassVar[tuple[float, float]] = (0.0, 1.0)
+    """The values a score check gives (``value_kind`` "score"): a rule whose ``min`` lies
+    above it, or whose ``max`` below it, fails every event and is refused at load."""
     default_field: ClassVar[str] = "response"
     requires_text: ClassVar[bool] = True
     """If True the rule is skipped (not failed) on events whose field is absent."""
@@ -105,6 +108,11 @@ class Check(ABC, Generic[P]):
     @abstractmethod
     def __call__(self, text: str, event: Event) -> CheckResult:
         """Compute the value for one event; ``text`` is the rule's field ("" if absent)."""
+
+    def notes(self) -> list[str]:
+        """Things about these parameters a user most likely did not mean (``validate``,
+        ``replay`` and ``run`` print them): valid, so not errors."""
+        return []
 
     def scan_patterns(self) -> Sequence[ScanPattern]:
         """What this check wants found in its field by the shared scan (see

@@ -94,6 +94,23 @@ class Regex(Check[RegexParams]):
         self._scan = (ScanPattern(t.expr),) if t.expr is not None else ()
         self._exact = compile_exact(t.expr) if t.exact and t.expr is not None else None
 
+    def notes(self) -> list[str]:
+        notes = []
+        controls = sorted({c for c in self.params.pattern if ord(c) < 32 and c not in "\t\n\r"})
+        if controls:
+            codes = ", ".join(f"\\x{ord(c):02x}" for c in controls)
+            notes.append(
+                f"the pattern holds control characters ({codes}): in double-quoted YAML, "
+                '"\\b" is a backspace, not a word boundary; quote the pattern with single '
+                "quotes or write \\\\b"
+            )
+        if all(self.pattern.search(t) is not None for t in ("", "zq", "Q\n7 ")):
+            notes.append(
+                "the pattern matches an empty string anywhere, so it is true on every event"
+                + (" (with VERBOSE, # starts a comment)" if "VERBOSE" in self.params.flags else "")
+            )
+        return notes
+
     def scan_patterns(self) -> Sequence[ScanPattern]:
         return self._scan
 
