@@ -320,3 +320,27 @@ def test_disabled_rules_and_clashing_judge_settings_get_notes(tmp_path: Path) ->
     assert notes[1].startswith(f"{a}: rule 'off-regex' is disabled, and would not load: ")
     assert notes[2].startswith(f"{a}: rule 'off-check' is disabled, and would not load: unknown")
     assert len(notes) == 3
+
+
+def test_string_and_length_bounds_that_cannot_hold_get_notes(tmp_path: Path) -> None:
+    from sidecar.rules import rule_notes
+
+    path = write(
+        tmp_path,
+        "r.yaml",
+        "rules:\n"
+        '  - {id: eq, check: equals_to, params: {value: "  yes  "}}\n'
+        '  - {id: sw, check: starts_with, params: {value: " Sure"}}\n'
+        '  - {id: sw-ok, check: starts_with, params: {value: "Sure "}}\n'
+        '  - {id: eq-ok, check: equals_to, params: {value: "  yes  ", strip: false}}\n'
+        "  - {id: short, check: length_less_than, params: {value: 0}}\n",
+    )
+    notes = rule_notes(load_rules([path]))
+    assert [n.split(": ")[1] for n in notes] == ["rule 'eq'", "rule 'sw'", "rule 'short'"]
+    assert "strip: true removes from the text" in notes[0]
+    assert notes[2].endswith("no text is shorter than 0 characters: the check is never true")
+    bad = write(
+        tmp_path, "b.yaml", "rules:\n  - {id: b, check: length_less_than, params: {value: true}}\n"
+    )
+    with pytest.raises(RuleSetError, match="must be a whole number, not true or false"):
+        load_rules([bad])

@@ -9,7 +9,7 @@ ignore whitespace around the text (``strip``), since model answers often end wit
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import Literal, cast
+from typing import ClassVar, Literal, cast
 
 import ahocorasick
 from pydantic import Field, field_validator
@@ -38,6 +38,13 @@ __all__ = [
 class LengthParams(Params):
     value: int = Field(ge=0, description="the bound, in `unit`s")
     unit: Literal["characters", "words"] = "characters"
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _not_a_bool(cls, v: object) -> object:
+        if isinstance(v, bool):  # YAML's yes/no/true: a typo, not a length of 1 or 0
+            raise ValueError("must be a whole number, not true or false")
+        return v
 
 
 # ASCII text with every character str.split() splits on made a space and every other an "x":
@@ -80,6 +87,11 @@ class _LengthCheck(Check[LengthParams]):
 
     def __call__(self, text: str, event: Event) -> CheckResult:
         return self.from_key(_words(text) if self.words else len(text))
+
+    def notes(self) -> list[str]:
+        if self.below and self.value == 0:
+            return [f"no text is shorter than 0 {self.unit}: the check is never true"]
+        return []
 
     def keyer(self) -> Callable[[str], Hashable]:
         # The pipeline's path: each text's length (a C call over a batch) or word count, and
@@ -235,12 +247,28 @@ class _StringCheck(Check[StringParams]):
             text = text.strip()
         return text if self.case_sensitive else text.casefold()
 
+    ends: ClassVar[str] = ""
+    """Which ends of ``value`` must meet the stripped text: "start", "end" or both."""
+
+    def notes(self) -> list[str]:
+        v = self.params.value
+        padded = ("start" in self.ends and v[:1].isspace()) or (
+            "end" in self.ends and v[-1:].isspace()
+        )
+        if self.strip and padded:
+            return [
+                f"value {v!r} has whitespace at an end that strip: true removes from the text, "
+                "so it can never match there (set strip: false, or trim the value)"
+            ]
+        return []
+
 
 @register
 class StartsWith(_StringCheck):
     """True when the text begins with ``value``."""
 
     name = "starts_with"
+    ends = "start"
 
     def __call__(self, text: str, event: Event) -> CheckResult:
         return CheckResult(self._prepare(text).startswith(self.value), None)
@@ -251,6 +279,7 @@ class EndsWith(_StringCheck):
     """True when the text ends with ``value``."""
 
     name = "ends_with"
+    ends = "end"
 
     def __call__(self, text: str, event: Event) -> CheckResult:
         return CheckResult(self._prepare(text).endswith(self.value), None)
@@ -261,6 +290,7 @@ class EqualsTo(_StringCheck):
     """True when the whole text equals ``value``."""
 
     name = "equals_to"
+    ends = "start end"
     params_model = EqualsParams
 
     def __call__(self, text: str, event: Event) -> CheckResult:
