@@ -71,6 +71,19 @@ def _distinct_files(file: str, out: Path | None, report: Path | None) -> None:
         seen.append((what, path))
 
 
+def _writable(path: Path) -> None:
+    """Refuse a report path that cannot be written before the run, not after it (a whole
+    capture checked, then nothing to show for it). Leaves no file behind."""
+    existed = path.exists()
+    try:
+        with open(path, "ab"):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror}") from None
+    if not existed:
+        path.unlink(missing_ok=True)
+
+
 def _pretty_printed(dead: DeadLetter) -> bytes:
     """The bracket a dead first line opens a pretty-printed JSON document with, or b""."""
     line = dead.record.value.strip()
@@ -129,7 +142,14 @@ def replay(
             raise ConfigError(f"cannot write {report}: no directory {report.parent}")
 
         builder = ReportBuilder(ruleset.rules, ruleset.version, settings.windows)
+    if out is not None and str(out) == "-":
+        raise ConfigError(
+            "--out takes a file: the summary goes to standard output (for verdicts there "
+            "too, give --out /dev/stdout)"
+        )
     _distinct_files(file, out, report)
+    if report is not None:
+        _writable(report)
     sampled = 0
     not_judged = 0
     skipped = 0

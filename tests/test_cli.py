@@ -405,6 +405,24 @@ def test_a_pretty_printed_file_gets_a_hint(
     assert result.returncode == 0 and "pretty-printed" not in result.stderr
 
 
+def test_an_unwritable_report_or_out_dash_fails_before_the_run(tmp_path: Path) -> None:
+    """The report path was tried only after every event was checked and --out written
+    over; --out - wrote a file named "-"."""
+    events = tmp_path / "e.jsonl"
+    events.write_text('{"id": "a", "response": "fine"}\n')
+    keep = tmp_path / "keep.jsonl"
+    keep.write_text("precious\n")
+    result = run("replay", str(events), "--out", str(keep), "--report", "/proc/r.html")
+    assert result.returncode == 2
+    assert "cannot write /proc/r.html" in result.stderr
+    assert keep.read_text() == "precious\n"
+    dash = run("replay", str(events), "--out", "-")
+    assert dash.returncode == 2 and "--out takes a file" in dash.stderr
+    report = tmp_path / "r.html"
+    assert run("replay", str(events), "--report", str(report)).returncode == 0
+    assert report.stat().st_size > 0
+
+
 def test_numeric_ids_are_taken_as_their_decimal_string(tmp_path: Path) -> None:
     events = tmp_path / "e.jsonl"
     events.write_bytes(

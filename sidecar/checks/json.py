@@ -296,6 +296,22 @@ def _check_refs(schema: Mapping[str, Any], where: str) -> None:
     walk(schema, "")
 
 
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different: a repeated key (the last one silently
+    winning) is refused, as the rule files' YAML loader refuses one."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
 def _error_path(path: Any) -> str:
     return "/" + "/".join(str(p) for p in path) if path else "(root)"
 
@@ -347,7 +363,9 @@ class JsonSchema(_WholeText):
         except UnicodeDecodeError:
             raise ValueError(f"schema_file {name!r}: not UTF-8 text") from None
         try:
-            schema = _json.loads(raw)
+            schema = _json.loads(raw, object_pairs_hook=_unique_keys)
+        except _DuplicateKey as exc:
+            raise ValueError(f"schema_file {name!r}: key {exc.key!r} given twice") from None
         except ValueError as exc:
             raise ValueError(f"schema_file {name!r}: not JSON: {exc}") from None
         if not isinstance(schema, dict):

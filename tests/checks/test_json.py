@@ -281,6 +281,14 @@ def test_json_schema_nested_document() -> None:
     assert result.detail.startswith("at /" + "a/" * 39 + "a: additionalProperties")
 
 
+def test_a_schema_file_with_a_key_given_twice_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "s.json").write_text('{"type": "object", "required": ["a"], "required": []}')
+    with pytest.raises(
+        ValueError, match=re.escape("schema_file 's.json': key 'required' given twice")
+    ):
+        make("json_schema", base_dir=tmp_path, schema_file="s.json")
+
+
 def test_schema_file_relative_to_base_dir(tmp_path: Path) -> None:
     (tmp_path / "schemas").mkdir()
     (tmp_path / "schemas" / "order.json").write_text(json.dumps(SCHEMA), encoding="utf-8")
