@@ -166,6 +166,8 @@ class BatchStats:
     where rule i was the first to read it."""
     events: int = 0
     failed_events: int = 0
+    unchecked_events: int = 0
+    """Events no rule applied to (their verdict's ``checks`` is empty): they pass."""
     newly_disabled: list[str] = field(default_factory=list)
 
     @classmethod
@@ -181,6 +183,7 @@ class BatchStats:
             self.seconds[i] += spent
         self.events += other.events
         self.failed_events += other.failed_events
+        self.unchecked_events += other.unchecked_events
         self.newly_disabled += other.newly_disabled
 
 
@@ -294,6 +297,7 @@ class Pipeline:
         rows: list[dict[str, Outcome]]
         if not columns:
             rows = [{} for _ in range(n)]
+            stats.unchecked_events = n
         elif complete:  # every rule has an outcome for every event: the usual case
             rows = [dict(zip(ids, row, strict=True)) for row in zip(*columns, strict=True)]
         else:
@@ -301,6 +305,7 @@ class Pipeline:
                 {rid: o for rid, o in zip(ids, row, strict=True) if o is not None}
                 for row in zip(*columns, strict=True)
             ]
+            stats.unchecked_events = rows.count({})
         version = self.version
         verdicts = [
             Verdict(event, row, version, not bad)
@@ -732,6 +737,7 @@ class Tally:
     def __init__(self) -> None:
         self.events = 0
         self.failed_events = 0
+        self.unchecked_events = 0
         self.dead: dict[str, int] = {}
         self.skipped: dict[str, int] = {}
         """Spans of OTLP records that became no event, by reason."""
@@ -746,6 +752,7 @@ class Tally:
     ) -> None:
         self.events += stats.events
         self.failed_events += stats.failed_events
+        self.unchecked_events += stats.unchecked_events
         for d in dead:
             self.dead[d.error.reason.value] = self.dead.get(d.error.reason.value, 0) + 1
         for rule, counts in zip(rules, stats.counts, strict=True):
@@ -758,7 +765,13 @@ class Tally:
         dead = sum(self.dead.values())
         lines = [
             f"events: {self.events} checked, {self.events - self.failed_events} passed every "
-            f"rule, {self.failed_events} failed one or more; {dead} dead-lettered"
+            "rule"
+            + (
+                f" ({self.unchecked_events} of them: no rule applied)"
+                if self.unchecked_events
+                else ""
+            )
+            + f", {self.failed_events} failed one or more; {dead} dead-lettered"
             + (
                 f" ({', '.join(f'{k}: {v}' for k, v in sorted(self.dead.items()))})" if dead else ""
             ),

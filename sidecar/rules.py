@@ -180,6 +180,8 @@ def rule_notes(ruleset: RuleSet) -> list[str]:
     to no event), a check says something about its parameters (:meth:`Check.notes`), a
     disabled rule would not load, two files set one judge setting differently."""
     notes = list(ruleset.notes)
+    if not ruleset.rules:
+        notes.append("no rule is enabled: every event will pass, unchecked")
     for rule in ruleset.rules:
         where = f"{rule.file}: rule {rule.id!r}"
         if rule.field not in FIELDS:

@@ -507,3 +507,20 @@ def test_rules_on_list_and_mapping_fields_skip_events_without_them(tmp_path: Pat
     )[0]
     assert bare.checks == {} and bare.passed
     assert set(full.checks) == {"ctx", "gt", "lab"}
+
+
+def test_the_summary_says_how_many_passing_events_no_rule_applied_to(tmp_path: Path) -> None:
+    """ "3 passed every rule" read as a clean bill when no rule had run on them."""
+    from sidecar.pipeline import Tally
+
+    p = pipeline(tmp_path, "rules:\n  - {id: e, check: contains_email, expect: false}\n")
+    verdicts, stats = p.run([Event(id="a", prompt="hi"), Event(id="b", response="ok")])
+    assert [v.checks == {} for v in verdicts] == [True, False]
+    assert stats.unchecked_events == 1
+    tally = Tally()
+    tally.add(p.rules, stats)
+    assert tally.format().startswith(
+        "events: 2 checked, 2 passed every rule (1 of them: no rule applied), 0 failed"
+    )
+    empty = pipeline(tmp_path, "version: 1\n")
+    assert empty.run([Event(id="c", response="x")])[1].unchecked_events == 1
