@@ -26,7 +26,15 @@ from types import MappingProxyType
 from typing import Annotated, Any, Final, Literal
 
 import msgspec
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from .errors import DecodeError, DecodeReason
 
@@ -153,6 +161,13 @@ class EventModel(BaseModel):
     counterfactual_answers: list[str] = Field(default_factory=list)
     labels: dict[str, Any] = Field(default_factory=dict)
 
+    @field_validator("contexts", "ground_truths", "counterfactual_answers", "labels", mode="before")
+    @classmethod
+    def _null_is_empty(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is None:
+            return {} if info.field_name == "labels" else []
+        return value
+
     @field_validator("ts", mode="before")
     @classmethod
     def _rfc3339_as_the_fast_path_reads_it(cls, value: Any) -> Any:
@@ -270,6 +285,9 @@ def _with_extra(raw: bytes) -> Event | None:
         numeric = type(doc.get("id")) is int
         if numeric:
             doc["id"] = str(doc["id"])
+        for name in _NULL_IS_EMPTY:
+            if name in doc and doc[name] is None:
+                del doc[name]
         extra = {name: doc.pop(name) for name in [n for n in doc if n not in _KNOWN]}
         _hint.left = _STICKY if numeric or extra else max(_hint.left - 1, 0)
         if not extra:
@@ -280,6 +298,10 @@ def _with_extra(raw: bytes) -> Event | None:
     except _FAST_ERRORS:
         return None
     return event if _fits(extra.values(), _LABELS_ROOM + 1) else None
+
+
+_NULL_IS_EMPTY: Final = ("contexts", "ground_truths", "counterfactual_answers", "labels")
+"""List and mapping fields where null means "none", as it does for the text fields."""
 
 
 def _decode_by_model(raw: bytes) -> Event:

@@ -310,10 +310,25 @@ def test_broken_records_decode_as_the_model_says(
         b'{"id": "a", "prompt": "' + b"{[" * 150 + b'", "labels": {"k": [[1]]}}',
         b'{"id": "a", "prompt": "p", "x": 1, "x": 2, "y": null, "attack": {"category": "basic"}}',
         b'{"id": "a", "prompt": "p", "extra_fields": "not a mapping"}',
+        # null means none for list and mapping fields too, as it does for the text ones.
+        b'{"id": "a", "prompt": "p", "contexts": null, "ground_truths": null, "labels": null}',
+        b'{"id": "a", "prompt": "p", "counterfactual_answers": null, "x": 1}',
     ],
 )
 def test_edge_records_decode_as_the_model_says(raw: bytes) -> None:
     _same(raw)
+
+
+def test_null_list_and_mapping_fields_are_empty_not_invalid() -> None:
+    """`"contexts": null` was a dead letter while `"model": null` was fine."""
+    event = events.decode(
+        b'{"id": "a", "response": "r", "contexts": null, "ground_truths": null, '
+        b'"counterfactual_answers": null, "labels": null}'
+    )
+    assert (event.contexts, event.ground_truths, event.counterfactual_answers) == ([], [], [])
+    assert event.labels == {}
+    with pytest.raises(DecodeError, match="contexts"):
+        events.decode(b'{"id": "a", "response": "r", "contexts": 5}')
 
 
 def test_ordinary_events_never_reach_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
