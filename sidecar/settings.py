@@ -14,6 +14,7 @@ import os
 import re
 import ssl
 import types
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final, Literal, Union, cast, get_args, get_origin
 
@@ -733,12 +734,14 @@ def _check_environment() -> None:
     fields = {name.upper() for name in Settings.model_fields}
     # Names are read without regard to case (llm_sidecar_source is the source), so they are
     # checked the same way: a lower-case typo must not be ignored either.
+    links = _service_links(os.environ)
     unknown = sorted(
         key
         for key in os.environ
         if key.upper().startswith("LLM_SIDECAR_")
         and key.upper() not in _NOT_SETTINGS
         and key.upper().removeprefix("LLM_SIDECAR_").split("__", 1)[0] not in fields
+        and key not in links
     )
     if unknown:
         hints = [h for h in (_hint(key.upper()) for key in unknown) if h]
@@ -748,6 +751,30 @@ def _check_environment() -> None:
             else " (nested settings take a double underscore, e.g. LLM_SIDECAR_KAFKA__TOPICS)"
         )
         raise ConfigError(f"unknown setting in the environment: {', '.join(unknown)}{hint}")
+
+
+_LINK_SUFFIX = re.compile(
+    r"_(?:SERVICE_HOST|SERVICE_PORT(?:_[A-Z0-9_]+)?|PORT(?:_\d+_(?:TCP|UDP|SCTP)(?:_PROTO|_PORT|_ADDR)?)?)"
+)
+
+
+def _service_links(environ: Mapping[str, str]) -> set[str]:
+    """The variables Kubernetes gives every pod for each Service of its namespace
+    (``<NAME>_SERVICE_HOST``, ``<NAME>_PORT_9464_TCP`` ...): a Service named
+    ``llm-sidecar``, as the chart's release is usually called, makes ``LLM_SIDECAR_...``
+    ones, which name no setting and must not stop the process. Recognised by their shape,
+    and only for names that also have their ``_SERVICE_HOST``, which Kubernetes always sets."""
+    services = {
+        key.removesuffix("_SERVICE_HOST")
+        for key in environ
+        if key.startswith("LLM_SIDECAR_") and key.endswith("_SERVICE_HOST")
+    }
+    return {
+        key
+        for key in environ
+        for service in services
+        if key.startswith(service) and _LINK_SUFFIX.fullmatch(key, len(service))
+    }
 
 
 def _env_names() -> list[str]:
@@ -768,8 +795,15 @@ def _hint(key: str) -> str | None:
     squashed = {n.replace("_", ""): n for n in names}
     if key.replace("_", "") in squashed:
         return squashed[key.replace("_", "")]
-    close = difflib.get_close_matches(key, names, n=1, cutoff=0.8)
-    return close[0] if close else None
+    # Compared without the prefix they share, which would make every name look close.
+    tails = {n.removeprefix("LLM_SIDECAR_"): n for n in names}
+    close = difflib.get_close_matches(key.removeprefix("LLM_SIDECAR_"), tails, n=1, cutoff=0.8)
+    if close:
+        return tails[close[0]]
+    # A setting's own name without its section: LLM_SIDECAR_PORT -> LLM_SIDECAR_HTTP__PORT.
+    tail = "__" + key.removeprefix("LLM_SIDECAR_")
+    within = [n for n in names if n.endswith(tail)]
+    return " or ".join(within[:3]) if within else None
 
 
 def _message(msg: str) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+from sidecar.errors import ConfigError
 from sidecar.rules import load_rules
 from sidecar.settings import Settings, load_settings
 
@@ -337,7 +338,10 @@ def test_settings_change_rolls_the_pods(render: Render) -> None:
 
 
 def settings_from_render(
-    docs: list[dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    docs: list[dict[str, Any]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    extra_env: dict[str, str] | None = None,
 ) -> Settings:
     """Settings as the rendered container would load them (secrets read "from-a-secret")."""
     c = container(docs)
@@ -355,6 +359,8 @@ def settings_from_render(
             monkeypatch.setenv(name, "from-a-secret")
         elif "fieldRef" in e["valueFrom"]:
             monkeypatch.setenv(name, "demo-llm-sidecar-abc12")
+    for name, value in (extra_env or {}).items():
+        monkeypatch.setenv(name, value)
     return load_settings(config)
 
 
@@ -380,6 +386,40 @@ def test_rendered_env_and_config_make_valid_settings(
     assert [str(p) for p in settings.rules] == ["/etc/llm-sidecar/rules"]
     assert settings.labels.routes == ["/v1/chat", "/v1/rag"]
     assert settings.log_format == "json"
+
+
+def test_service_links_neither_reach_the_pods_nor_stop_the_process(
+    render: Render,
+    everything: list[dict[str, Any]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A release named llm-sidecar makes a Service of that name, and Kubernetes gives every
+    pod of the namespace LLM_SIDECAR_SERVICE_HOST, LLM_SIDECAR_PORT_9464_TCP and the like:
+    settings refused them as unknown, so every pod would have exited 2 at start."""
+    workloads = by_kind(render(set_values=["judgeWorker.enabled=true"]), "Deployment")
+    assert len(workloads) == 2  # the check path and the judge workers
+    for d in workloads:
+        assert d["spec"]["template"]["spec"]["enableServiceLinks"] is False
+    # The same variables from another pod spec (sidecar mode, in the user's own pod).
+    links = {
+        "LLM_SIDECAR_SERVICE_HOST": "10.96.12.34",
+        "LLM_SIDECAR_SERVICE_PORT": "9464",
+        "LLM_SIDECAR_SERVICE_PORT_METRICS": "9464",
+        "LLM_SIDECAR_PORT": "tcp://10.96.12.34:9464",
+        "LLM_SIDECAR_PORT_9464_TCP": "tcp://10.96.12.34:9464",
+        "LLM_SIDECAR_PORT_9464_TCP_PROTO": "tcp",
+        "LLM_SIDECAR_PORT_9464_TCP_PORT": "9464",
+        "LLM_SIDECAR_PORT_9464_TCP_ADDR": "10.96.12.34",
+        "LLM_SIDECAR_JUDGE_WORKER_SERVICE_HOST": "10.96.0.9",
+        "LLM_SIDECAR_JUDGE_WORKER_PORT_9464_TCP": "tcp://10.96.0.9:9464",
+    }
+    settings = settings_from_render(everything, tmp_path, monkeypatch, links)
+    assert settings.http.port == 9464
+    # Without the Service's _SERVICE_HOST it is a typo like any other.
+    del links["LLM_SIDECAR_SERVICE_HOST"]
+    with pytest.raises(ConfigError, match="unknown setting in the environment: LLM_SIDECAR_PORT,"):
+        settings_from_render(everything, tmp_path, monkeypatch, links)
 
 
 def test_static_membership_uses_the_pod_name_and_can_be_turned_off(render: Render) -> None:
