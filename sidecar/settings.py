@@ -285,7 +285,22 @@ class ApiSettings(_Section):
 
     enabled: bool = True
     token: SecretStr | None = None
-    """If set, requests need ``Authorization: Bearer <token>``."""
+    """If set, requests need ``Authorization: Bearer <token>``. Whitespace around it (a
+    token file's newline) is dropped; an empty token is an error, not "no authentication"."""
+
+    @field_validator("token", mode="after")
+    @classmethod
+    def _usable(cls, v: SecretStr | None) -> SecretStr | None:
+        if v is None:
+            return None
+        token = v.get_secret_value().strip()
+        if not token:
+            raise ValueError(
+                "is empty (an unset variable, or an empty secret?): remove the setting to "
+                "serve the API without authentication"
+            )
+        return SecretStr(token)
+
     max_body_bytes: int = Field(1_048_576, ge=1024)
     max_events: int = Field(100, ge=1)
     concurrency: int = Field(1, ge=1, le=256)

@@ -232,3 +232,27 @@ def test_a_topic_llm_sidecar_writes_cannot_also_be_one_it_reads(
         load_settings()
     monkeypatch.setenv("LLM_SIDECAR_SOURCE", "mqtt")  # then llm-sidecar writes no topic
     assert load_settings().source == "mqtt"
+
+
+def test_secrets_from_files_lose_their_newline_and_an_empty_token_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A token or key read from a file that ends in a newline made every request fail (401,
+    or "connection failed" for the judge); an empty token turned authentication off."""
+    monkeypatch.setenv("LLM_SIDECAR_API__TOKEN", "s3cret\n")
+    monkeypatch.setenv("LLM_SIDECAR_JUDGE__API_KEY", " sk-abc\n")
+    settings = load_settings(None)
+    assert settings.api.token is not None and settings.api.token.get_secret_value() == "s3cret"
+    key = settings.judge.api_key
+    assert key is not None and key.get_secret_value() == "sk-abc"
+    monkeypatch.setenv("LLM_SIDECAR_JUDGE__API_KEY", "\n")
+    assert load_settings(None).judge.api_key is None
+    monkeypatch.setenv("LLM_SIDECAR_API__TOKEN", "")
+    with pytest.raises(ConfigError, match="api.token: is empty"):
+        load_settings(None)
+
+
+def test_a_judge_url_with_the_endpoint_path_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LLM_SIDECAR_JUDGE__BASE_URL", "http://judge:8000/v1/chat/completions")
+    with pytest.raises(ConfigError, match="ends in /chat/completions, which llm-sidecar adds"):
+        load_settings(None)

@@ -11,7 +11,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from ..errors import ConfigError
 
@@ -112,6 +120,8 @@ class JudgeSettings(_Section):
     or for Azure ``https://NAME.openai.azure.com/openai/deployments/DEPLOYMENT``."""
     model: str = Field("gpt-4o-mini", min_length=1)
     api_key: SecretStr | None = None
+    """Whitespace around it (a key file's newline) is dropped: it is never part of a key, and
+    kept it makes every request fail as a malformed header. Empty means no key."""
     api_version: str | None = None
     """Azure OpenAI: when set, the key goes in an ``api-key`` header and the version in the
     ``api-version`` query parameter (instead of ``Authorization: Bearer``)."""
@@ -183,6 +193,14 @@ class JudgeSettings(_Section):
     price_per_1k_prompt_tokens: float = Field(0.0, ge=0.0)
     price_per_1k_completion_tokens: float = Field(0.0, ge=0.0)
 
+    @field_validator("api_key", mode="after")
+    @classmethod
+    def _trimmed(cls, v: SecretStr | None) -> SecretStr | None:
+        if v is None:
+            return None
+        key = v.get_secret_value().strip()
+        return SecretStr(key) if key else None
+
     @model_validator(mode="after")
     def _check(self) -> JudgeSettings:
         for route, rate in self.route_rates.items():
@@ -192,6 +210,11 @@ class JudgeSettings(_Section):
             raise ValueError("deadline_s must be at least timeout_s")
         if not self.base_url.startswith(("http://", "https://")):
             raise ValueError("base_url must be an http:// or https:// URL")
+        if self.base_url.rstrip("/").endswith("/chat/completions"):
+            raise ValueError(
+                f"base_url {self.base_url!r} ends in /chat/completions, which llm-sidecar adds "
+                "itself: give the URL up to it (for example https://api.openai.com/v1)"
+            )
         problem = _url_problem(self.base_url)
         if problem is not None:
             raise ValueError(f"base_url {self.base_url!r}: {problem}")
