@@ -178,6 +178,7 @@ def replay(
                 settings.judge.model_copy(update={"enabled": True}),
                 CollectorRegistry(),
                 on_scores=builder.observe_scores if builder is not None else None,
+                log_failures=False,  # the summary at the end names every failure
             )
             service.apply_rules(ruleset)
             runner = stack.enter_context(asyncio.Runner())

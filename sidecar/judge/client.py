@@ -40,6 +40,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from .. import __version__
 from ..errors import JudgeError
+from ..logs import LogBudget
 from .config import METRICS, JudgeSettings
 from .prompts import AnswerError, Prompt
 from .sampler import RequestBudget
@@ -316,6 +317,7 @@ class JudgeClient:
         on_tokens: Callable[[int], None] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         clock: Callable[[], float] = time.monotonic,
+        log_failures: bool = True,
     ) -> None:
         self.settings = settings
         if metrics is None:
@@ -355,9 +357,20 @@ class JudgeClient:
         self.tokens_used = {"prompt": 0, "completion": 0}
         self.failed_attempts: dict[str, int] = {}
         """HTTP attempts that failed, by reason (``HTTP 401``, ``timeout``, ...): for summaries."""
+        # What failed, in the log: the circuit's "open" alone did not say why. A few lines a
+        # minute, the rest summed up by reason (replay prints its own summary instead).
+        self._failure_logs = (
+            LogBudget("judge failures", log, limit=3, clock=clock) if log_failures else None
+        )
 
     async def aclose(self) -> None:
+        if self._failure_logs is not None:
+            self._failure_logs.flush()
         await self._http.aclose()
+
+    def _log_failure(self, kind: str, message: str) -> None:
+        if self._failure_logs is not None and self._failure_logs.allow(kind):
+            log.warning("judge at %s: %s", self.settings.base_url, message)
 
     async def __aenter__(self) -> Self:
         return self
@@ -403,6 +416,10 @@ class JudgeClient:
                     self.breaker.success()
                 except AnswerError as second:
                     self._count_attempt(None)
+                    self._log_failure(
+                        "unusable answer",
+                        f"the answer to {prompt.id} is unusable after one repair: {second}",
+                    )
                     raise JudgeFailure(
                         f"judge answer to {prompt.id} unusable after one repair: {second}",
                         outcome="invalid_answer",
@@ -514,6 +531,8 @@ class JudgeClient:
             reason = exc.outcome.replace("_", " ")
         if reason in self.failed_attempts or len(self.failed_attempts) < 64:
             self.failed_attempts[reason] = self.failed_attempts.get(reason, 0) + 1
+        if exc is not None:
+            self._log_failure(reason, f"request failed: {reason}")
 
     def _read(self, response: httpx.Response) -> str:
         status = response.status_code

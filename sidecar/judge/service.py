@@ -389,6 +389,7 @@ class JudgeService(Lifecycle):
         clock: Callable[[], float] = time.monotonic,
         worker: bool = False,
         share: int = 1,
+        log_failures: bool = True,
     ) -> None:
         self.base_settings = settings
         # A scale-out worker enforces its share of the budgets (judge.workers); one of the
@@ -408,6 +409,7 @@ class JudgeService(Lifecycle):
             on_tokens=self.token_budget.add,
             transport=transport,
             clock=clock,
+            log_failures=log_failures,
         )
         self.sampler = Sampler(
             settings,

@@ -217,6 +217,42 @@ async def test_the_start_line_says_when_the_url_is_the_default(
     assert "at http://judge:8000/v1," in lines[1]
 
 
+async def test_what_the_judge_failed_with_is_logged_a_few_times_a_minute(
+    judge: ScriptedJudge,
+    judge_settings: Make,
+    registry: CollectorRegistry,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """In run, a judge answering 401, or answers that never parse, showed only as "judge
+    circuit open" (or as nothing at all): the reason was in no log line."""
+    caplog.set_level(logging.WARNING, "sidecar.judge.client")
+    judge.fail(401, times=100)
+    settings = judge_settings(metrics=["bias"], circuit_failures=100)
+    async with JudgeService(settings, registry) as service:
+        service.submit([verdict(i) for i in range(6)])
+        await service.pool.join()
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines[:3] == [f"judge at {judge.base_url}: request failed: HTTP 401"] * 3
+    assert lines[-1].startswith("3 more judge failures in the last ")
+    assert lines[-1].endswith("(HTTP 401 3); all of them are counted")
+
+
+async def test_answers_that_never_parse_are_logged_too(
+    judge: ScriptedJudge,
+    judge_settings: Make,
+    registry: CollectorRegistry,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, "sidecar.judge.client")
+    judge.malformed(times=2)
+    async with JudgeService(judge_settings(metrics=["bias"]), registry) as service:
+        service.submit([verdict(1)])
+        await service.pool.join()
+    [line] = [r.getMessage() for r in caplog.records]
+    assert line.startswith(f"judge at {judge.base_url}: the answer to ")
+    assert "is unusable after one repair: " in line
+
+
 async def test_judge_batch_waits_and_reports_progress(
     judge: ScriptedJudge, judge_settings: Make, registry: CollectorRegistry
 ) -> None:
