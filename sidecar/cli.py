@@ -11,6 +11,7 @@ import asyncio
 import functools
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -278,6 +279,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE if isinstance(exc, ConfigError) else EXIT_FAILED
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `llm-sidecar validate rules/ | head -1`: the reader is gone
+        # Point stdout at nothing, so that the flush at exit does not fail a second time.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FAILED
 
 
 class JsonFormatter(logging.Formatter):

@@ -271,6 +271,11 @@ def load_rules(
 
     if errors:
         raise RuleSetError(errors)
+    if secrets and not any(r.check_name == "secret_leak" for r in compiled):
+        notes.append(
+            f"the settings register {len(secrets)} secret(s), but no enabled rule uses the "
+            "secret_leak check, so none is looked for (add a rule with check: secret_leak)"
+        )
     return RuleSet(
         rules=tuple(compiled),
         version=digest.hexdigest()[:12],

@@ -727,3 +727,22 @@ def test_rule_problems_lose_pydantics_prefix(tmp_path: Path) -> None:
     assert result.stderr == (
         f"invalid: {bad}: rule 'k': params.keywords: keywords must not be empty strings\n"
     )
+
+
+def test_a_closed_stdout_is_not_a_traceback() -> None:
+    """`llm-sidecar validate rules/ | head -1` ended in a BrokenPipeError traceback."""
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first line
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "sidecar", "validate", str(REPO / "rules" / "default.yaml")],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write)
+    assert proc.returncode == 1
+    assert proc.stderr == ""

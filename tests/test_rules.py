@@ -344,3 +344,15 @@ def test_string_and_length_bounds_that_cannot_hold_get_notes(tmp_path: Path) -> 
     )
     with pytest.raises(RuleSetError, match="must be a whole number, not true or false"):
         load_rules([bad])
+
+
+def test_registered_secrets_no_rule_looks_for_get_a_note(tmp_path: Path) -> None:
+    """A canary registered in the settings was never looked for with the default pack, and
+    nothing said so: a leak of it passed."""
+    from sidecar.rules import rule_notes
+
+    plain = write(tmp_path, "a.yaml", "rules:\n  - {id: e, check: contains_email}\n")
+    [note] = rule_notes(load_rules([plain], secrets={"override": "ZEBRA-7731"}))
+    assert note.startswith("the settings register 1 secret(s), but no enabled rule uses")
+    leak = write(tmp_path, "b.yaml", "rules:\n  - {id: s, check: secret_leak, expect: false}\n")
+    assert rule_notes(load_rules([plain, leak], secrets={"override": "ZEBRA-7731"})) == []
