@@ -248,7 +248,7 @@ def test_secrets_from_files_lose_their_newline_and_an_empty_token_is_refused(
     monkeypatch.setenv("LLM_SIDECAR_JUDGE__API_KEY", "\n")
     assert load_settings(None).judge.api_key is None
     monkeypatch.setenv("LLM_SIDECAR_API__TOKEN", "")
-    with pytest.raises(ConfigError, match="api.token: is empty"):
+    with pytest.raises(ConfigError, match=r"api\.token: is empty"):
         load_settings(None)
 
 
