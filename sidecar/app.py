@@ -123,6 +123,12 @@ class App(Lifecycle):
         self.registry.register(ProberCollector())
         self.source = source if source is not None else default_source(settings)
         kafka = settings.source == "kafka"
+        if kafka and settings.judge.topic is not None and not settings.judge.enabled:
+            raise ConfigError(
+                f"judge.topic {settings.judge.topic!r} is set but judge.enabled is false: "
+                "nothing is sampled, so nothing would reach the judge workers (set "
+                "judge.enabled: true)"
+            )
         # With MQTT there is no Kafka to publish samples to: the judge runs in process. (It
         # used to count as publishing them, so nothing was judged at all.)
         judge_topic = settings.judge.topic if settings.judge.enabled and kafka else None

@@ -495,6 +495,8 @@ BAD_INPUTS: list[tuple[list[str], dict[str, str], int, str]] = [
         "llm-sidecar judge reads judge.topic from Kafka, and a source: mqtt sidecar",
     ),
     (["replay", "-"], {"LLM_SIDECAR_JUDGE__MODEL": ""}, 2, "judge.model: String should have"),
+    # It used to run, publishing nothing for the judge workers.
+    (["run"], {"LLM_SIDECAR_JUDGE__TOPIC": "jt"}, 2, "judge.topic 'jt' is set but judge.enabled"),
     (["run", "--workers", "0"], {}, 2, "argument --workers: must be between 1 and 64, not 0"),
     (["run", "--workers", "two"], {}, 2, "argument --workers: 'two' is not a whole number"),
     (["run", "--workers", "2"], {"LLM_SIDECAR_SOURCE": "mqtt"}, 2, "run --workers needs source"),

@@ -256,3 +256,12 @@ def test_a_judge_url_with_the_endpoint_path_is_refused(monkeypatch: pytest.Monke
     monkeypatch.setenv("LLM_SIDECAR_JUDGE__BASE_URL", "http://judge:8000/v1/chat/completions")
     with pytest.raises(ConfigError, match="ends in /chat/completions, which llm-sidecar adds"):
         load_settings(None)
+
+
+def test_a_trigger_on_a_check_that_does_not_exist_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A trigger on a misspelled check never fired, silently."""
+    monkeypatch.setenv("LLM_SIDECAR_JUDGE__TRIGGERS__FAILED_CHECKS", "refusl")
+    with pytest.raises(ConfigError, match="no check is named 'refusl'"):
+        load_settings()

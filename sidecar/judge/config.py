@@ -91,6 +91,20 @@ class TriggerSettings(_Section):
     attack: bool = True
     uncertain: bool = True
 
+    @field_validator("failed_checks")
+    @classmethod
+    def _known_checks(cls, v: list[str]) -> list[str]:
+        from ..checks import registered
+
+        known = registered()
+        unknown = [name for name in v if name not in known]
+        if unknown:
+            raise ValueError(
+                f"no check is named {', '.join(map(repr, unknown))} (a trigger on it would "
+                "never fire); checks: " + ", ".join(sorted(known))
+            )
+        return v
+
 
 def _url_problem(url: str) -> str | None:
     """What the HTTP client would raise on ``url`` at the first request (a traceback), or
@@ -208,6 +222,7 @@ class JudgeSettings(_Section):
                 raise ValueError(f"route_rates[{route!r}] must be between 0 and 1, got {rate}")
         if self.deadline_s < self.timeout_s:
             raise ValueError("deadline_s must be at least timeout_s")
+
         if not self.base_url.startswith(("http://", "https://")):
             raise ValueError("base_url must be an http:// or https:// URL")
         if self.base_url.rstrip("/").endswith("/chat/completions"):
