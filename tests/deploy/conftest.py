@@ -64,6 +64,7 @@ def helm_template(
     *values_files: Path,
     chart: Path = CHART,
     set_values: Sequence[str] = (),
+    set_json: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
     cmd = [
         helm,
@@ -79,6 +80,8 @@ def helm_template(
         cmd += ["--values", str(f)]
     for s in set_values:
         cmd += ["--set", s]
+    for s in set_json:
+        cmd += ["--set-json", s]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
     if proc.returncode != 0:
         raise RenderError(proc.stderr.strip())

@@ -29,6 +29,7 @@ from .conftest import (
     by_kind,
     container,
     env_of,
+    helm_template,
     one,
     require_tool,
 )
@@ -502,6 +503,42 @@ def test_config_keys_the_chart_sets_itself_are_refused(
     # Keys the chart does not set stay config:'s to give, and another source's are inert.
     render(set_values=["config.kafka.max_batch=100", "config.judge.sample_rate=0.5"])
     render(set_values=["source=mqtt", "config.kafka.bootstrap_servers=prod:9092"])
+
+
+@pytest.mark.parametrize(
+    ("values", "key"),
+    [
+        # values.yaml's own advice for turning the DLQ off did nothing: dlqTopic still set it.
+        (['config={"kafka":{"dlq_topic":null}}'], "kafka.dlq_topic"),
+        (['config={"kafka":{"group_instance_id":"x"}}'], "kafka.group_instance_id"),
+        (['labels={"routes":["/a"]}', 'config={"labels":{"routes":["/b"]}}'], "labels.routes"),
+        (
+            ['judgeWorker={"enabled":true}', 'config={"judge":{"enabled":false}}'],
+            "judge.enabled",
+        ),
+        (
+            ['checkApi={"token":{"existingSecret":"t"}}', 'config={"api":{"token":"x"}}'],
+            "api.token",
+        ),
+        (
+            [
+                'extraEnv=[{"name":"LLM_SIDECAR_KAFKA__MAX_BATCH","value":"9"}]',
+                'config={"kafka":{"max_batch":100}}',
+            ],
+            "kafka.max_batch",
+        ),
+    ],
+)
+def test_config_keys_any_pod_variable_sets_are_refused(
+    helm: str, values: list[str], key: str
+) -> None:
+    """Set only by some values (or by extraEnv), so the fixed list above missed them."""
+    with pytest.raises(RenderError, match=rf"config\.{re.escape(key)} is also set by the pods'"):
+        helm_template(helm, set_json=values)
+    # The documented way to turn the DLQ off renders.
+    helm_template(
+        helm, set_values=["kafka.dlqTopic="], set_json=['config={"kafka":{"dlq_topic":null}}']
+    )
 
 
 @pytest.mark.parametrize(

@@ -120,6 +120,23 @@ Render-time checks; every template that renders a workload or a snippet includes
 {{- fail (printf "config.%s is set by the chart itself (from %s), and its environment variable wins over config:, so this value would be ignored" (first $parts) (last $parts)) }}
 {{- end }}
 {{- end }}
+{{- /* The same for every other variable the pods get (set by some values only, or by extraEnv). */}}
+{{- range $var := regexFindAll "name: LLM_SIDECAR_[A-Z0-9_]+" (include "llm-sidecar.env" .) -1 }}
+{{- $name := trimPrefix "name: " $var }}
+{{- $path := splitList "__" (lower (trimPrefix "LLM_SIDECAR_" $name)) }}
+{{- $given := false }}
+{{- if eq (len $path) 1 }}
+{{- $given = hasKey $cfg (first $path) }}
+{{- else }}
+{{- $section := get $cfg (first $path) }}
+{{- if kindIs "map" $section }}
+{{- $given = hasKey $section (last $path) }}
+{{- end }}
+{{- end }}
+{{- if $given }}
+{{- fail (printf "config.%s is also set by the pods' environment variable %s, which wins over config:, so this value would be ignored; set it through the chart's values instead" (join "." $path) $name) }}
+{{- end }}
+{{- end }}
 {{- if eq .Values.source "kafka" }}
 {{- range $name, $topic := dict "kafka.dlqTopic" .Values.kafka.dlqTopic "kafka.verdictTopic" .Values.kafka.verdictTopic }}
 {{- if and $topic (has $topic $.Values.kafka.topics) }}
