@@ -6,13 +6,21 @@ line on stderr and a non-zero exit status, never a traceback.
 
 from __future__ import annotations
 
+import signal
+import sys
+
+if sys.argv[1:2] in (["run"], ["judge"]):
+    # SIGHUP is "reload the rules" to these two, but only once their handler is installed,
+    # after the imports and the settings (most of a second): until then it would end the
+    # process. Ignored until then: the rules about to load are the current ones anyway.
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
 import argparse
 import asyncio
 import functools
 import json
 import logging
 import os
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn

@@ -748,3 +748,30 @@ def test_a_closed_stdout_is_not_a_traceback() -> None:
         os.close(write)
     assert proc.returncode == 1
     assert proc.stderr == ""
+
+
+def test_a_sighup_during_start_does_not_end_run() -> None:
+    """SIGHUP (reload) in the first half second, before the handler was in place, ended the
+    process with status 129 and no line."""
+    env = {
+        **os.environ,
+        "LLM_SIDECAR_KAFKA__BOOTSTRAP_SERVERS": f"127.0.0.1:{free_port()}",  # waited for
+        "LLM_SIDECAR_HTTP__PORT": "0",
+    }
+    with subprocess.Popen(
+        [sys.executable, "-m", "sidecar", "run"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:
+        try:
+            time.sleep(0.15)  # interpreter up, imports under way
+            proc.send_signal(signal.SIGHUP)
+            time.sleep(2.0)
+            assert proc.poll() is None, proc.communicate()[1]
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=30) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
