@@ -196,6 +196,21 @@ class KafkaSettings(_Section):
         return self
 
     @model_validator(mode="after")
+    def _joins_can_finish(self) -> KafkaSettings:
+        # The broker holds a join request for up to the rebalance timeout (aiokafka's default:
+        # the session timeout); a shorter request timeout times every join out, and the
+        # consumer then retries for ever without a word and without consuming.
+        wait = self.rebalance_timeout_ms or self.session_timeout_ms
+        if self.request_timeout_ms <= wait:
+            which = "rebalance_timeout_ms" if self.rebalance_timeout_ms else "session_timeout_ms"
+            raise ValueError(
+                f"request_timeout_ms ({self.request_timeout_ms}) must be above {which} "
+                f"({wait}): a request to join the group may wait that long, so every join "
+                "would time out and nothing would be consumed"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _sasl_needs_credentials(self) -> KafkaSettings:
         if self.security_protocol.startswith("SASL") and not (
             self.sasl_plain_username and self.sasl_plain_password

@@ -132,7 +132,7 @@ def test_an_unreachable_broker_keeps_run_up_not_ready_and_says_so_once(tmp_path:
     port = free_port()
     config = tmp_path / "c.yaml"
     config.write_text(
-        "kafka: {bootstrap_servers: '127.0.0.1:1', request_timeout_ms: 2000}\n"
+        "kafka: {bootstrap_servers: '127.0.0.1:1', request_timeout_ms: 2000, session_timeout_ms: 1500, heartbeat_interval_ms: 500}\n"
         f"http: {{host: 127.0.0.1, port: {port}}}\n"
     )
     log = tmp_path / "run.log"
@@ -238,7 +238,7 @@ def test_json_logs_are_one_valid_object_per_line(tmp_path: Path) -> None:
     config = tmp_path / "c.yaml"
     config.write_text(
         "log_format: json\n"
-        "kafka: {bootstrap_servers: '127.0.0.1:1', request_timeout_ms: 2000}\n"
+        "kafka: {bootstrap_servers: '127.0.0.1:1', request_timeout_ms: 2000, session_timeout_ms: 1500, heartbeat_interval_ms: 500}\n"
         "http: {host: 127.0.0.1, port: 0}\n"
     )
     log = tmp_path / "run.log"
@@ -267,7 +267,7 @@ def test_a_fatal_error_is_written_as_the_logs_are_and_names_the_worker(
         port = taken.getsockname()[1]
         config.write_text(
             f"log_format: {log_format}\n"
-            "kafka: {bootstrap_servers: '127.0.0.1:1', request_timeout_ms: 2000}\n"
+            "kafka: {bootstrap_servers: '127.0.0.1:1', request_timeout_ms: 2000, session_timeout_ms: 1500, heartbeat_interval_ms: 500}\n"
             f"http: {{host: 127.0.0.1, port: {port - 1}}}\n"
         )
         result = run("run", "--config", str(config), "--worker=1/2")

@@ -37,6 +37,8 @@ def test_a_run_that_cannot_reach_kafka_logs_no_secret_even_at_debug(tmp_path: Pa
         "kafka:\n"
         "  bootstrap_servers: 127.0.0.1:1\n"
         "  request_timeout_ms: 2000\n"
+        "  session_timeout_ms: 1500\n"
+        "  heartbeat_interval_ms: 500\n"
         "  security_protocol: SASL_PLAINTEXT\n"
         "  sasl_mechanism: PLAIN\n"
         "  sasl_plain_username: monitor\n"

@@ -265,3 +265,18 @@ def test_a_trigger_on_a_check_that_does_not_exist_is_refused(
     monkeypatch.setenv("LLM_SIDECAR_JUDGE__TRIGGERS__FAILED_CHECKS", "refusl")
     with pytest.raises(ConfigError, match="no check is named 'refusl'"):
         load_settings()
+
+
+def test_a_request_timeout_no_join_can_finish_in_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With request_timeout_ms 5000 and the default 10 s session, every join timed out: the
+    sidecar never consumed, logged nothing, and /readyz said ready."""
+    monkeypatch.setenv("LLM_SIDECAR_KAFKA__REQUEST_TIMEOUT_MS", "5000")
+    with pytest.raises(ConfigError, match=r"request_timeout_ms \(5000\) must be above session"):
+        load_settings()
+    monkeypatch.setenv("LLM_SIDECAR_KAFKA__SESSION_TIMEOUT_MS", "4000")
+    assert load_settings().kafka.request_timeout_ms == 5000
+    monkeypatch.setenv("LLM_SIDECAR_KAFKA__REBALANCE_TIMEOUT_MS", "6000")
+    with pytest.raises(ConfigError, match=r"must be above rebalance_timeout_ms \(6000\)"):
+        load_settings()

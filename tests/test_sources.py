@@ -182,7 +182,9 @@ async def test_while_kafka_is_unreachable_the_loop_turns_and_readiness_says_why(
     from tests.conftest import kafka_settings
 
     bootstrap = f"127.0.0.1:{free_port()}"  # nothing listens there: connection refused
-    settings = kafka_settings(bootstrap, "t", kafka={"request_timeout_ms": 1000})
+    settings = kafka_settings(
+        bootstrap, "t", kafka={"request_timeout_ms": 1500, "session_timeout_ms": 1000}
+    )
     app = App(settings, registry=registry, serve_http=False)
     await running(app)
     started = app._last_turn

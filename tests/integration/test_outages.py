@@ -259,7 +259,12 @@ async def test_a_write_during_an_outage_is_logged_once_and_goes_through_after_it
     await create_topics(bootstrap, "in")
     await proxy.set_mode("refuse")
     sink = KafkaSink(
-        KafkaSettings(bootstrap_servers=bootstrap, dlq_topic="in-dlq", request_timeout_ms=2000),
+        KafkaSettings(
+            bootstrap_servers=bootstrap,
+            dlq_topic="in-dlq",
+            request_timeout_ms=2000,
+            session_timeout_ms=1500,
+        ),
         dlq_max_bytes=1024,
     )
     dead = [DeadLetter(Record(b"{", "in", 0, 7), DecodeError(DecodeReason.INVALID_JSON, "x"))]
