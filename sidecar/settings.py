@@ -850,7 +850,13 @@ def format_validation_error(exc: ValidationError, limit: int = 20) -> str:
     problems = []
     for err in exc.errors(include_url=False)[:limit]:
         loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        problems.append(f"{loc}: {_message(str(err['msg']))}")
+        message = _message(str(err["msg"]))
+        if err["type"] in ("list_type", "dict_type") and err.get("input") == "":
+            # An environment variable set to nothing (VAR= in a shell, an unset $X in a
+            # manifest): say what an empty one looks like.
+            empty = "[]" if err["type"] == "list_type" else "{}"
+            message += f", not an empty string (for an empty one write {empty}, or unset it)"
+        problems.append(f"{loc}: {message}")
     if len(problems) == 1:
         return f" {problems[0]}"
     return "".join(f"\n  {p}" for p in problems)

@@ -280,3 +280,13 @@ def test_a_request_timeout_no_join_can_finish_in_is_refused(
     monkeypatch.setenv("LLM_SIDECAR_KAFKA__REBALANCE_TIMEOUT_MS", "6000")
     with pytest.raises(ConfigError, match=r"must be above rebalance_timeout_ms \(6000\)"):
         load_settings()
+
+
+def test_an_empty_variable_for_a_list_says_how_to_write_an_empty_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("LLM_SIDECAR_LABELS__ROUTES", "")
+    with pytest.raises(ConfigError, match=r"not an empty string \(for an empty one write \[\]"):
+        load_settings()
+    monkeypatch.setenv("LLM_SIDECAR_LABELS__ROUTES", "[]")
+    assert load_settings().labels.routes == []
