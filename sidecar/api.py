@@ -24,7 +24,7 @@ import hmac
 import json
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -50,6 +50,8 @@ OUTCOMES = (
     "busy",
     "deadline",
     "unavailable",
+    "not_found",
+    "method_not_allowed",
 )
 
 
@@ -117,7 +119,7 @@ class CheckApi:
     def install(self, app: web.Application) -> None:
         app.router.add_post("/v1/check", self.check)
         app.router.add_get("/openapi.json", self.openapi)
-        app.middlewares.append(_json_errors)
+        app.middlewares.append(_json_errors(self._outcome))
 
     async def openapi(self, request: web.Request) -> web.Response:
         return web.Response(
@@ -328,29 +330,35 @@ class CheckApi:
                 pending.future.set_result(answer)
 
 
-@web.middleware
-async def _json_errors(
-    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-) -> web.StreamResponse:
-    """The router's own 404 and 405 under ``/v1/`` as JSON, like every answer of the API
-    (they were aiohttp's plain text), keeping the ``Allow`` header."""
-    try:
-        return await handler(request)
-    except web.HTTPException as exc:
-        if not request.path.startswith("/v1/") or exc.status not in (404, 405):
-            raise
-        outcome = "not_found" if exc.status == 404 else "method_not_allowed"
-        message = (
-            f"no such endpoint: {request.path} (the API is POST /v1/check)"
-            if exc.status == 404
-            else f"{request.method} is not allowed here: use {exc.headers.get('Allow', 'POST')}"
-        )
-        return web.Response(
-            status=exc.status,
-            body=orjson.dumps({"error": outcome, "message": message}),
-            content_type="application/json",
-            headers={"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else None,
-        )
+def _json_errors(counters: Mapping[str, Any]) -> Any:
+    """A middleware answering the router's own 404 and 405 under ``/v1/`` as JSON, like every
+    answer of the API (they were aiohttp's plain text), keeping the ``Allow`` header, and
+    counting them with the API's other outcomes."""
+
+    @web.middleware
+    async def json_errors(
+        request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        try:
+            return await handler(request)
+        except web.HTTPException as exc:
+            if not request.path.startswith("/v1/") or exc.status not in (404, 405):
+                raise
+            outcome = "not_found" if exc.status == 404 else "method_not_allowed"
+            counters[outcome].inc()
+            message = (
+                f"no such endpoint: {request.path} (the API is POST /v1/check)"
+                if exc.status == 404
+                else f"{request.method} is not allowed here: use {exc.headers.get('Allow', 'POST')}"
+            )
+            return web.Response(
+                status=exc.status,
+                body=orjson.dumps({"error": outcome, "message": message}),
+                content_type="application/json",
+                headers={"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else None,
+            )
+
+    return json_errors
 
 
 def _nothing_applied(event: Event) -> str:

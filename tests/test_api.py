@@ -96,7 +96,7 @@ async def test_one_event_gets_its_verdict(api: Any) -> None:
 
 
 async def test_wrong_paths_and_methods_under_v1_are_json_too(api: Any) -> None:
-    client, _ = await api()
+    client, registry = await api()
     r = await client.get("/v1/check")
     assert r.status_code == 405 and r.headers["Allow"] == "POST"
     assert r.json() == {
@@ -108,6 +108,9 @@ async def test_wrong_paths_and_methods_under_v1_are_json_too(api: Any) -> None:
     assert r.json()["message"] == "no such endpoint: /v1/check/ (the API is POST /v1/check)"
     assert (await client.get("/nowhere")).status_code == 404  # outside the API: as before
     assert (await client.get("/healthz")).status_code == 200
+    for outcome in ("method_not_allowed", "not_found"):  # counted with the API's others
+        labels = {"outcome": outcome}
+        assert registry.get_sample_value("llm_sidecar_check_api_requests_total", labels) == 1
 
 
 async def test_an_event_no_rule_applied_to_says_so(api: Any) -> None:
