@@ -512,13 +512,16 @@ def convert_cai2024(reader: RepoReader) -> list[Record]:
     return rows
 
 
-def convert_saferlhf_mini(reader: RepoReader) -> list[Record]:
-    """PKU Safe-RLHF sample shipped with JailbreakEval: 1 = unsafe response."""
+def _jailbreakeval_csv(
+    reader: RepoReader, source: str, path: str, meta: dict[str, str] | None = None
+) -> list[Record]:
+    """A labelled sample shipped with JailbreakEval (question, answer, label 1 = the attack
+    succeeded); ``meta`` maps columns to keep to their names in ``meta``."""
     rows: list[Record] = []
-    for row in read_csv(reader, "data/Safe-RLHFmini.csv"):
+    for row in read_csv(reader, path):
         flag = int(row["label"])
         if flag not in (0, 1):
-            raise SourceError(f"saferlhf_mini: unexpected label {row['label']!r}")
+            raise SourceError(f"{source}: unexpected label {row['label']!r}")
         rows.append(
             refusal_record(
                 model=None,
@@ -527,30 +530,25 @@ def convert_saferlhf_mini(reader: RepoReader) -> list[Record]:
                 label=None,
                 jailbroken=flag == 1,
                 raw_label=flag,
+                meta={name: row[column] for column, name in (meta or {}).items()},
             )
         )
     return rows
+
+
+def convert_saferlhf_mini(reader: RepoReader) -> list[Record]:
+    """PKU Safe-RLHF sample shipped with JailbreakEval: 1 = unsafe response."""
+    return _jailbreakeval_csv(reader, "saferlhf_mini", "data/Safe-RLHFmini.csv")
 
 
 def convert_jailjudge_mini(reader: RepoReader) -> list[Record]:
     """JAILJUDGE sample shipped with JailbreakEval: 1 = the attack succeeded."""
-    rows: list[Record] = []
-    for row in read_csv(reader, "data/JAILJUDGEmini.csv"):
-        flag = int(row["label"])
-        if flag not in (0, 1):
-            raise SourceError(f"jailjudge_mini: unexpected label {row['label']!r}")
-        rows.append(
-            refusal_record(
-                model=None,
-                prompt=row["question"],
-                response=row["answer"],
-                label=None,
-                jailbroken=flag == 1,
-                raw_label=flag,
-                meta={"complexity": row["prompt_complexity_cate"]},
-            )
-        )
-    return rows
+    return _jailbreakeval_csv(
+        reader,
+        "jailjudge_mini",
+        "data/JAILJUDGEmini.csv",
+        {"prompt_complexity_cate": "complexity"},
+    )
 
 
 def convert_coconot_pref(reader: RepoReader) -> list[Record]:
