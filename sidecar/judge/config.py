@@ -222,7 +222,6 @@ class JudgeSettings(_Section):
                 raise ValueError(f"route_rates[{route!r}] must be between 0 and 1, got {rate}")
         if self.deadline_s < self.timeout_s:
             raise ValueError("deadline_s must be at least timeout_s")
-
         if not self.base_url.startswith(("http://", "https://")):
             raise ValueError("base_url must be an http:// or https:// URL")
         if self.base_url.rstrip("/").endswith("/chat/completions"):
