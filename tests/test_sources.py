@@ -235,3 +235,26 @@ async def test_the_http_endpoint_answers_while_a_silent_mqtt_broker_is_waited_fo
         with contextlib.suppress(asyncio.CancelledError):
             await start
         await app.stop()
+
+
+async def test_an_mqtt_timeout_says_whether_the_port_took_the_connection() -> None:
+    """The MQTT client says "timed out" for a host that takes no connection and for a port
+    that takes one but does not speak MQTT (another service, a TLS port): the probe tells
+    them apart, as for Kafka."""
+    import aiomqtt
+
+    from sidecar.embedded import free_port
+    from sidecar.settings import MqttSettings
+    from sidecar.sources.mqtt import MqttSource
+
+    timed_out = aiomqtt.MqttError("Operation timed out")
+    async with silent_port() as port:
+        source = MqttSource(MqttSettings(host="127.0.0.1", port=port, topics=["a/#"]))
+        assert await source._why(timed_out) == (
+            "the port accepts connections but no MQTT broker answers there "
+            "(another service, or a TLS port: then set mqtt.tls: true)"
+        )
+    refused = MqttSource(MqttSettings(host="127.0.0.1", port=free_port(), topics=["a/#"]))
+    assert await refused._why(timed_out) == "connection refused"
+    other = aiomqtt.MqttError("[Errno 104] Connection reset by peer")
+    assert await refused._why(other) == "[Errno 104] Connection reset by peer"  # no TLS: as is

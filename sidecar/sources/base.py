@@ -7,7 +7,10 @@ may it acknowledge them upstream. That is the whole at-least-once contract.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import socket
 import time
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -142,3 +145,23 @@ class Reachability:
             f"waiting for {self.what}: unreachable for {self.clock() - self.since:.0f}s "
             f"({self.reason})"
         )
+
+
+async def tcp_problem(host: str, port: int) -> str | None:
+    """Why ``host:port`` does not take a TCP connection within 3 s, or None if it does: what
+    tells a broker that is down or misnamed from one whose port answers but not as the
+    client expects (another service, a TLS mismatch)."""
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 3.0)
+    except ConnectionRefusedError:
+        return "connection refused"
+    except socket.gaierror as err:
+        return f"cannot resolve {host}: {err.strerror}"
+    except TimeoutError:
+        return "no TCP answer within 3s"
+    except (OSError, ValueError) as err:
+        return str(err) or type(err).__name__
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return None

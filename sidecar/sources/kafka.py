@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import importlib
 import logging
-import socket
 from collections.abc import AsyncIterator, Awaitable, Sequence
 from typing import Any, TypeVar
 
@@ -31,7 +30,7 @@ from aiokafka.errors import CommitFailedError, KafkaError
 
 from ..errors import SourceError
 from ..settings import KafkaSettings, kafka_server, kafka_ssl_context
-from .base import Reachability, Record, Source
+from .base import Reachability, Record, Source, tcp_problem
 
 __all__ = ["KafkaSource", "client_options", "describe_unreachable", "quiet_connection_logs"]
 
@@ -113,22 +112,12 @@ PROBED_SERVERS = 5
 
 
 async def _tcp_problem(server: str) -> str | None:
-    """Why ``host:port`` does not take a TCP connection within 3 s, or None if it does."""
+    """Why the bootstrap server ``host:port`` does not take a TCP connection, or None."""
     try:
         host, port = kafka_server(server)
-        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 3.0)
-    except ConnectionRefusedError:
-        return "connection refused"
-    except socket.gaierror as err:
-        return f"cannot resolve {host}: {err.strerror}"
-    except TimeoutError:
-        return "no TCP answer within 3s"
-    except (OSError, ValueError) as err:
-        return str(err) or type(err).__name__
-    writer.close()
-    with contextlib.suppress(OSError):
-        await writer.wait_closed()
-    return None
+    except ValueError as err:
+        return str(err)
+    return await tcp_problem(host, port)
 
 
 async def describe_unreachable(

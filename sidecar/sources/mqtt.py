@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import ConfigError, SourceError
 from ..settings import MqttSettings
-from .base import Reachability, Record, Source
+from .base import Reachability, Record, Source, tcp_problem
 
 __all__ = ["MqttSource"]
 
@@ -168,7 +168,7 @@ class MqttSource(Source):
                 raise ConfigError(
                     f"{where} refused the connection ({exc}): check {check}"
                 ) from None
-            self.link.down(str(exc) or type(exc).__name__)
+            self.link.down(await self._why(exc))
             return False
         except BaseException:
             await _discard(client)
@@ -190,6 +190,27 @@ class MqttSource(Source):
         )
         self._connections += 1
         return True
+
+    async def _why(self, exc: BaseException) -> str:
+        """A failed attempt in words. The client says "timed out" both for a host that takes
+        no connection and for a port that takes one but does not speak MQTT (another
+        service, or a TLS mismatch), and "connection reset" when a plain port meets TLS: a
+        TCP probe tells these apart, as the Kafka source does."""
+        text = str(exc) or type(exc).__name__
+        lowered = text.lower()
+        tls = self.cfg.tls
+        if "timed out" in lowered:
+            problem = await tcp_problem(self.cfg.host, self.cfg.port)
+            if problem is not None:
+                return problem
+            return "the port accepts connections but no MQTT broker answers there " + (
+                "(mqtt.tls is true: does the broker take TLS on this port?)"
+                if tls
+                else "(another service, or a TLS port: then set mqtt.tls: true)"
+            )
+        if tls and any(w in lowered for w in ("reset", "eof", "wrong version", "record layer")):
+            return f"{text} (mqtt.tls is true: does the broker take TLS on this port?)"
+        return text
 
     async def start(self) -> None:
         """Connect once; a broker that does not answer yet is retried by :meth:`batches`, as
