@@ -20,6 +20,7 @@ Looking for it would cost a count of the record's brackets, a twentieth of the w
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from types import MappingProxyType
@@ -368,6 +369,24 @@ def encode(event: Event) -> bytes:
     return model.model_dump_json(exclude_none=True).encode()
 
 
+_SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD]([89abAB]|[c-fC-F])[0-9a-fA-F]{2}")
+
+
+def _lone_surrogate(raw: bytes) -> bool:
+    """Whether ``raw`` escapes half of a UTF-16 pair without the other half."""
+    high_at = -1
+    for m in _SURROGATE_ESCAPE.finditer(raw):
+        if m.group(1) in b"89abAB":
+            if high_at >= 0:
+                return True  # a high half followed by another high half
+            high_at = m.end()
+        elif high_at != m.start():
+            return True  # a low half not right after a high one
+        else:
+            high_at = -1
+    return high_at >= 0
+
+
 def _classify(raw: bytes, exc: ValidationError) -> DecodeError:
     errors = exc.errors(include_url=False, include_input=False)
     first = errors[0] if errors else {"type": "", "loc": (), "msg": str(exc)}
@@ -376,7 +395,12 @@ def _classify(raw: bytes, exc: ValidationError) -> DecodeError:
             raw.decode("utf-8")
         except UnicodeDecodeError as ude:
             return DecodeError(DecodeReason.INVALID_UTF8, f"invalid UTF-8 at byte {ude.start}")
-        return DecodeError(DecodeReason.INVALID_JSON, str(first["msg"]))
+        message = str(first["msg"])
+        if "hex escape" in message and _lone_surrogate(raw):
+            # What json.dumps writes for a string holding half of a UTF-16 pair (cut text):
+            # the message alone points at the escape's syntax, which is fine.
+            message += " (a \\ud800-\\udfff escape without its pair is not text)"
+        return DecodeError(DecodeReason.INVALID_JSON, message)
     if first["type"] == "model_type" and not first["loc"]:
         return DecodeError(DecodeReason.NOT_AN_OBJECT, "the record is JSON but not an object")
     parts = []

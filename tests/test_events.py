@@ -408,3 +408,14 @@ def test_a_field_of_the_events_own_is_read_by_name_not_as_an_attribute() -> None
     assert event.text("text") == "own" and event.text("extra") == "also own"
     assert event.extra == {"text": "own", "extra": "also own"}
     assert decode(b'{"id": "a", "prompt": "p"}').text("extra") is None
+
+
+def test_a_lone_surrogate_escape_is_named_as_such() -> None:
+    """json.dumps writes half of a UTF-16 pair (text cut in the middle of an emoji) as
+    "\\ud83d": the message spoke only of a hex escape, as if the syntax were wrong."""
+    with pytest.raises(DecodeError, match=r"escape without its pair is not text"):
+        events.decode(b'{"id": "a", "prompt": "cut \\ud83d"}')
+    assert events.decode(b'{"id": "a", "prompt": "\\ud83d\\ude00"}').prompt == "\U0001f600"
+    with pytest.raises(DecodeError) as bad:  # another bad escape: no such note
+        events.decode(b'{"id": "a", "prompt": "\\uzzzz"}')
+    assert "pair" not in bad.value.message
