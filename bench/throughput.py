@@ -230,7 +230,7 @@ async def sidecar_consume(
     cpu = 0.0
     try:
         async for batch in app.source.batches():
-            if first is None:
+            if first is None and batch:  # the idle turns while the group forms do not count
                 first, cpu = time.perf_counter(), time.process_time()
             await app.handle(batch)
             if app.tally.events >= n:

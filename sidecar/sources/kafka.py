@@ -337,10 +337,36 @@ class KafkaSource(Source):
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stopping.wait(), delay)
                 delay = min(delay * 2, 15.0)
+        # getmany waits for the group's assignment whenever a rebalance is in progress, past
+        # its own timeout: a join held by the broker for a departed member's session (10 s and
+        # more) kept a SIGTERM waiting for it, and the loop from turning. It must not be
+        # cancelled for that (it waits on the consumer's own assignment future, which a
+        # cancellation would break), so a call that outlasts its timeout is left running and
+        # awaited again after an idle turn; only a stop abandons it.
+        wait_s = self.cfg.fetch_timeout_ms / 1000 + 1.0
+        fetch: asyncio.Future[dict[TopicPartition, list[Any]]] | None = None
         while not self._stopping.is_set():
-            data = await consumer.getmany(
-                timeout_ms=self.cfg.fetch_timeout_ms, max_records=self.cfg.max_batch
-            )
+            if fetch is None:
+                fetch = asyncio.ensure_future(
+                    consumer.getmany(
+                        timeout_ms=self.cfg.fetch_timeout_ms, max_records=self.cfg.max_batch
+                    )
+                )
+            stop = asyncio.ensure_future(self._stopping.wait())
+            try:
+                await asyncio.wait(
+                    {fetch, stop}, timeout=wait_s, return_when=asyncio.FIRST_COMPLETED
+                )
+            finally:
+                stop.cancel()
+            if not fetch.done():
+                if self._stopping.is_set():  # nothing taken yet: redelivered after the stop
+                    fetch.cancel()
+                    await asyncio.gather(fetch, return_exceptions=True)
+                    return
+                yield []  # a rebalance holds it: an idle turn, then wait on
+                continue
+            data, fetch = fetch.result(), None
             if not data:
                 yield []  # an idle turn: lets the caller show it is alive
                 continue

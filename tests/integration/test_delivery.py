@@ -247,3 +247,43 @@ async def test_a_static_member_killed_and_restarted_resumes_before_its_session_e
     finally:
         second.send_signal(signal.SIGTERM)
         assert await asyncio.to_thread(second.wait, 30) == 0
+
+
+async def test_sigterm_while_the_group_waits_for_a_dead_member_does_not_wait_with_it(
+    broker: EmbeddedBroker, topic_factory: Any, tmp_path: Path
+) -> None:
+    """A member killed without leaving holds the group's next join for its whole session.
+    A SIGTERM to the member joining then waited for that join (17.6 s with a 10 s session,
+    past the drain deadline), since the consumer's fetch waits for the assignment."""
+    topic = await topic_factory(partitions=1)
+    verdicts = await topic_factory(prefix="verdicts")
+    configs = []
+    for name in ("a", "b"):
+        config = write_config(
+            tmp_path / f"{name}.yaml", broker.bootstrap_servers, topic, verdicts, "g-join"
+        )
+        doc = yaml.safe_load(config.read_text())
+        doc["kafka"]["session_timeout_ms"] = 10_000  # the dead member's session, waited out
+        config.write_text(yaml.safe_dump(doc))
+        configs.append(config)
+    first = start(configs[0])
+    try:
+        await wait_for_log(configs[0].with_suffix(".log"), "partitions assigned")
+    finally:
+        first.kill()  # gone without a leave request
+        first.wait()
+    second = start(configs[1])
+    try:
+        await wait_for_log(configs[1].with_suffix(".log"), "partitions revoked")
+        await asyncio.sleep(0.5)  # its join is now held for the dead member's session
+        started = asyncio.get_running_loop().time()
+        second.send_signal(signal.SIGTERM)
+        code = await asyncio.to_thread(second.wait, 30)
+        took = asyncio.get_running_loop().time() - started
+        log = configs[1].with_suffix(".log").read_text()
+        assert code == 0, log
+        assert "drained" in log and "drain deadline" not in log
+        assert took < 8.0, (took, log)
+    finally:
+        if second.poll() is None:
+            second.kill()
