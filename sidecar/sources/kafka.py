@@ -345,50 +345,54 @@ class KafkaSource(Source):
         # awaited again after an idle turn; only a stop abandons it.
         wait_s = self.cfg.fetch_timeout_ms / 1000 + 1.0
         fetch: asyncio.Future[dict[TopicPartition, list[Any]]] | None = None
-        while not self._stopping.is_set():
-            if fetch is None:
-                fetch = asyncio.ensure_future(
-                    consumer.getmany(
-                        timeout_ms=self.cfg.fetch_timeout_ms, max_records=self.cfg.max_batch
+        try:
+            while not self._stopping.is_set():
+                if fetch is None:
+                    fetch = asyncio.ensure_future(
+                        consumer.getmany(
+                            timeout_ms=self.cfg.fetch_timeout_ms, max_records=self.cfg.max_batch
+                        )
                     )
-                )
-            stop = asyncio.ensure_future(self._stopping.wait())
-            try:
-                await asyncio.wait(
-                    {fetch, stop}, timeout=wait_s, return_when=asyncio.FIRST_COMPLETED
-                )
-            finally:
-                stop.cancel()
-            if not fetch.done():
-                if self._stopping.is_set():  # nothing taken yet: redelivered after the stop
-                    fetch.cancel()
-                    await asyncio.gather(fetch, return_exceptions=True)
-                    return
-                yield []  # a rebalance holds it: an idle turn, then wait on
-                continue
-            data, fetch = fetch.result(), None
-            if not data:
-                yield []  # an idle turn: lets the caller show it is alive
-                continue
-            if not self.link.reachable:
-                self.link.up()
-            batch: list[Record] = []
-            for tp, messages in data.items():
-                topic, partition = tp.topic, tp.partition
-                # Positional: keyword arguments cost a quarter of a microsecond per record.
-                batch.extend(
-                    Record(
-                        m.value if m.value is not None else b"",
-                        topic,
-                        partition,
-                        m.offset,
-                        m.key,
-                        m.timestamp,
-                        tuple(m.headers) if m.headers else (),
+                stop = asyncio.ensure_future(self._stopping.wait())
+                try:
+                    await asyncio.wait(
+                        {fetch, stop}, timeout=wait_s, return_when=asyncio.FIRST_COMPLETED
                     )
-                    for m in messages
-                )
-            yield batch
+                finally:
+                    stop.cancel()
+                if not fetch.done():
+                    if self._stopping.is_set():  # nothing taken yet: redelivered after the stop
+                        fetch.cancel()
+                        await asyncio.gather(fetch, return_exceptions=True)
+                        return
+                    yield []  # a rebalance holds it: an idle turn, then wait on
+                    continue
+                data, fetch = fetch.result(), None
+                if not data:
+                    yield []  # an idle turn: lets the caller show it is alive
+                    continue
+                if not self.link.reachable:
+                    self.link.up()
+                batch: list[Record] = []
+                for tp, messages in data.items():
+                    topic, partition = tp.topic, tp.partition
+                    # Positional: keyword arguments cost a quarter of a microsecond per record.
+                    batch.extend(
+                        Record(
+                            m.value if m.value is not None else b"",
+                            topic,
+                            partition,
+                            m.offset,
+                            m.key,
+                            m.timestamp,
+                            tuple(m.headers) if m.headers else (),
+                        )
+                        for m in messages
+                    )
+                yield batch
+        finally:
+            if fetch is not None:  # left by a caller that stopped iterating: abandon it
+                fetch.cancel()
 
     async def ack(self, batch: Sequence[Record]) -> None:
         consumer = self._consumer
