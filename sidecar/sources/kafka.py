@@ -345,6 +345,7 @@ class KafkaSource(Source):
         # awaited again after an idle turn; only a stop abandons it.
         wait_s = self.cfg.fetch_timeout_ms / 1000 + 1.0
         fetch: asyncio.Future[dict[TopicPartition, list[Any]]] | None = None
+        stop = asyncio.ensure_future(self._stopping.wait())  # one for the whole loop
         try:
             while not self._stopping.is_set():
                 if fetch is None:
@@ -353,13 +354,9 @@ class KafkaSource(Source):
                             timeout_ms=self.cfg.fetch_timeout_ms, max_records=self.cfg.max_batch
                         )
                     )
-                stop = asyncio.ensure_future(self._stopping.wait())
-                try:
-                    await asyncio.wait(
-                        {fetch, stop}, timeout=wait_s, return_when=asyncio.FIRST_COMPLETED
-                    )
-                finally:
-                    stop.cancel()
+                await asyncio.wait(
+                    {fetch, stop}, timeout=wait_s, return_when=asyncio.FIRST_COMPLETED
+                )
                 if not fetch.done():
                     if self._stopping.is_set():  # nothing taken yet: redelivered after the stop
                         fetch.cancel()
@@ -391,6 +388,7 @@ class KafkaSource(Source):
                     )
                 yield batch
         finally:
+            stop.cancel()
             if fetch is not None:  # left by a caller that stopped iterating: abandon it
                 fetch.cancel()
 

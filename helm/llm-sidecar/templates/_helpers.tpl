@@ -56,6 +56,18 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{/*
 Render-time checks; every template that renders a workload or a snippet includes this.
 */}}
+{{/* "true" if config: holds the key at $path (one or two levels: "log_level",
+"kafka.topics"), else "". */}}
+{{- define "llm-sidecar.configHas" -}}
+{{- $path := .path }}
+{{- if eq (len $path) 1 }}
+{{- if hasKey .cfg (first $path) }}true{{ end }}
+{{- else }}
+{{- $section := get .cfg (first $path) }}
+{{- if and (kindIs "map" $section) (hasKey $section (last $path)) }}true{{ end }}
+{{- end }}
+{{- end }}
+
 {{- define "llm-sidecar.validate" -}}
 {{- if not (has .Values.mode (list "standalone" "sidecar")) }}
 {{- fail (printf "mode must be standalone or sidecar, not %q" .Values.mode) }}
@@ -107,16 +119,7 @@ Render-time checks; every template that renders a workload or a snippet includes
 {{- range $pair := $chartSets }}
 {{- $parts := splitList "=" $pair }}
 {{- $path := splitList "." (first $parts) }}
-{{- $given := false }}
-{{- if eq (len $path) 1 }}
-{{- $given = hasKey $cfg (first $path) }}
-{{- else }}
-{{- $section := get $cfg (first $path) }}
-{{- if kindIs "map" $section }}
-{{- $given = hasKey $section (last $path) }}
-{{- end }}
-{{- end }}
-{{- if $given }}
+{{- if include "llm-sidecar.configHas" (dict "cfg" $cfg "path" $path) }}
 {{- fail (printf "config.%s is set by the chart itself (from %s), and its environment variable wins over config:, so this value would be ignored" (first $parts) (last $parts)) }}
 {{- end }}
 {{- end }}
@@ -124,16 +127,7 @@ Render-time checks; every template that renders a workload or a snippet includes
 {{- range $var := regexFindAll "name: LLM_SIDECAR_[A-Z0-9_]+" (include "llm-sidecar.env" .) -1 }}
 {{- $name := trimPrefix "name: " $var }}
 {{- $path := splitList "__" (lower (trimPrefix "LLM_SIDECAR_" $name)) }}
-{{- $given := false }}
-{{- if eq (len $path) 1 }}
-{{- $given = hasKey $cfg (first $path) }}
-{{- else }}
-{{- $section := get $cfg (first $path) }}
-{{- if kindIs "map" $section }}
-{{- $given = hasKey $section (last $path) }}
-{{- end }}
-{{- end }}
-{{- if $given }}
+{{- if include "llm-sidecar.configHas" (dict "cfg" $cfg "path" $path) }}
 {{- fail (printf "config.%s is also set by the pods' environment variable %s, which wins over config:, so this value would be ignored; set it through the chart's values instead" (join "." $path) $name) }}
 {{- end }}
 {{- end }}
