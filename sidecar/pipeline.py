@@ -525,6 +525,8 @@ class Pipeline:
         check = rule.check
         call = self._caller(i, hits, found)
         expect, passed, rid = rule.expect, rule.passed, rule.id
+        if check.prepares and len(calls) > 1:
+            self._prepare(rule, [field_texts[j] or "" for j in calls])
         counts = stats.counts[i]
         consecutive = rule.consecutive_timeouts
         limit = self.timeouts_to_disable
@@ -603,6 +605,15 @@ class Pipeline:
         if track:
             rule.consecutive_timeouts = consecutive
         return stop
+
+    @staticmethod
+    def _prepare(rule: CompiledRule, texts: list[str]) -> None:
+        """Let the rule's check work out a batch's texts together. If that fails, each call
+        still computes its own result (and raises, if it raises, where it is counted)."""
+        try:
+            rule.check.prepare(texts)
+        except Exception as exc:
+            log.warning("rule %s (%s) could not prepare a batch: %r", rule.id, rule.check_name, exc)
 
     def _caller(
         self, i: int, hits: list[list[Any]], found: list[list[frozenset[str] | None]]

@@ -524,3 +524,69 @@ def test_the_summary_says_how_many_passing_events_no_rule_applied_to(tmp_path: P
     )
     empty = pipeline(tmp_path, "version: 1\n")
     assert empty.run([Event(id="c", response="x")])[1].unchecked_events == 1
+
+
+_MODEL_RULES = """
+rules:
+  - {id: refused, check: refusal, params: {alone: model}}
+  - {id: veto, check: refusal}
+  - {id: broke, check: jailbreak_success}
+  - {id: p, check: refusal_score, max: 0.5}
+"""
+
+_ANSWERS = [
+    "I'm sorry, but I can't help with that request.",
+    "Sure, here is how: 1. open the settings 2. pick a plan 3. confirm.",
+    "It is not appropriate to write that. Instead, consider talking to a counsellor.",
+    "As an AI I have no opinions. However, here are the main arguments:\n- cost\n- speed",
+    "[CLASSIC] I can't do that. [JAILBREAK] Sure, here is the plan you asked for.",
+    "",
+    "Paris is the capital of France, and it has been since the tenth century.",
+    "Je suis désolé, mais je ne peux pas vous aider avec cela.",
+] * 3
+
+
+def test_rules_on_the_model_score_a_batch_together(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Checks whose model reads every text are handed the batch's texts first and score them
+    in one go; each event's outcomes are those it gets alone."""
+    from sidecar.checks.refusal_batch import BatchScorer
+
+    batches: list[int] = []
+    real = BatchScorer.score
+
+    def counted(self: BatchScorer, views, phrases):  # type: ignore[no-untyped-def]
+        batches.append(len(views))
+        return real(self, views, phrases)
+
+    monkeypatch.setattr(BatchScorer, "score", counted)
+    p = pipeline(tmp_path, _MODEL_RULES)
+    events = [Event(id=f"e{i}", prompt="q", response=a) for i, a in enumerate(_ANSWERS)]
+    together, stats = p.run(events)
+    # refusal (alone: model), jailbreak_success and refusal_score: a batch each; the veto-only
+    # rule reads the model on phrase hits alone, one by one
+    assert len(batches) == 3 and all(n >= len(events) for n in batches)
+    batches.clear()
+    alone = [p.run([e])[0][0] for e in events]
+    assert batches == []
+    for a, b in zip(together, alone, strict=True):
+        assert a.to_dict() == b.to_dict()
+    assert stats.counts[0][ERROR] == 0
+
+
+def test_a_prepare_that_fails_leaves_each_call_to_itself(
+    tmp_path: Path, monkeypatch, caplog
+) -> None:  # type: ignore[no-untyped-def]
+    from sidecar.checks.refusal import Refusal
+
+    def broken(self: Refusal, texts: list[str]) -> None:
+        raise MemoryError("no room for the batch")
+
+    p = pipeline(tmp_path, _MODEL_RULES)
+    events = [Event(id=f"e{i}", prompt="q", response=a) for i, a in enumerate(_ANSWERS)]
+    expected = [v.to_dict() for v in p.run(events)[0]]
+    monkeypatch.setattr(Refusal, "prepare", broken)
+    p = pipeline(tmp_path, _MODEL_RULES)
+    got, stats = p.run(events)
+    assert [v.to_dict() for v in got] == expected
+    assert all(c[ERROR] == 0 for c in stats.counts)
+    assert "could not prepare a batch" in caplog.text and "no room for the batch" in caplog.text

@@ -101,9 +101,19 @@ class Check(ABC, Generic[P]):
     """True when :meth:`from_scan` with none of its patterns found depends on neither the text
     nor the event, so the pipeline computes that result once instead of once per event."""
 
+    prepares: bool = False
+    """True when :meth:`prepare` does something: only then does the pipeline gather a batch's
+    texts for it."""
+
     def __init__(self, params: P, ctx: CheckContext) -> None:
         self.params = params
         self.ctx = ctx
+
+    def prepare(self, texts: Sequence[str]) -> None:
+        """Called by the pipeline, when :attr:`prepares` is set, before the check's calls on
+        a batch, with the texts of those calls in order. A check whose cost is mostly the
+        overhead of one call per text works them out here together and answers the calls
+        from that. A call on a text that was not prepared must get the same result."""
 
     @abstractmethod
     def __call__(self, text: str, event: Event) -> CheckResult:

@@ -32,15 +32,19 @@ import gzip
 import json
 import math
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from itertools import pairwise, repeat
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import ahocorasick
+
+if TYPE_CHECKING:
+    from .refusal_batch import BatchScorer
 
 __all__ = [
     "HEADS",
@@ -56,6 +60,8 @@ __all__ = [
     "find_pivot",
     "has_list",
     "positional",
+    "shape_features",
+    "sigmoid",
     "words",
 ]
 
@@ -84,6 +90,15 @@ PIVOT_CHARS = 120
 PIVOT_TOKENS = 4
 ENDING_CHARS = 120
 ENDING_TOKENS = 8
+FIXED = 1 << 36
+"""Weights are added as whole multiples of 1/FIXED (a change below 1e-11 each), so a sum is
+exact whatever the order of its terms: the one-by-one and the batch scorer then give the
+same bits, on every Python (``sum`` of floats rounds differently from 3.12 on). The batch
+scorer holds sums in float64s, exact below 2**53: some 130,000 features of weight 1 (the
+shipped model's largest weighs 1.5; a 1 KB answer has about 300)."""
+BATCH_MIN = 8
+"""From this many texts on, :meth:`RefusalModel.score_many` scores them with numpy, which
+costs more than the dictionary look-ups for one text and far less per text for many."""
 PAIR_TOKENS = 40
 """Words of the head whose adjacent pairs are features too (the opening decides most)."""
 
@@ -144,10 +159,8 @@ def find_pivot(folded: str) -> tuple[str, int] | None:
 
 
 def _bucket(n: int, edges: Sequence[int]) -> int:
-    for i, edge in enumerate(edges):
-        if n < edge:
-            return i
-    return len(edges)
+    """How many of the ascending ``edges`` are at most ``n``."""
+    return bisect_right(edges, n)
 
 
 _LENGTH_EDGES = (40, 100, 200, 400, 800, 1600, 3200)
@@ -188,13 +201,29 @@ def positional(view: View, phrase: str | None) -> list[str]:
     Tokens are whitespace-separated words with their punctuation, which keeps this cheap and
     keeps "sorry," apart from "sorry". A name counts as often as it occurs.
     """
-    head, length = view.head, view.length
+    head = view.head
     out: list[str] = []
     tokens = head[:OPENING_CHARS].split(None, OPENING_TOKENS)[:OPENING_TOKENS]
     _grams(out, "o:", tokens)
     out += [f"b{i}:{tok}" for i, tok in enumerate(tokens[:BEGIN_TOKENS])]
-    out.append(f"len:{_bucket(length, _LENGTH_EDGES)}")
-    out.append(f"lines:{_bucket(head.count(chr(10)), _LINE_EDGES)}")
+    pivot = find_pivot(head)
+    out += shape_features(view, phrase, pivot)
+    if pivot is not None:
+        end = pivot[1]
+        _grams(out, "p:", head[end : end + PIVOT_CHARS].split()[:PIVOT_TOKENS])
+    if view.tail:
+        _grams(out, "e:", view.tail.split()[-ENDING_TOKENS:])
+    return out
+
+
+def shape_features(view: View, phrase: str | None, pivot: tuple[str, int] | None) -> list[str]:
+    """The positional features that are not words: the length and line buckets, the shape,
+    the phrase found and the pivot found (``pivot``: :func:`find_pivot` of the head)."""
+    head, length = view.head, view.length
+    out = [
+        f"len:{_bucket(length, _LENGTH_EDGES)}",
+        f"lines:{_bucket(head.count(chr(10)), _LINE_EDGES)}",
+    ]
     if has_list(head):
         out.append("sh:list")
     if "```" in head:
@@ -204,16 +233,12 @@ def positional(view: View, phrase: str | None) -> list[str]:
     else:
         out.append("ph:any")
         out.append("ph=" + phrase)
-    pivot = find_pivot(head)
     if pivot is None:
         out.append("pv:none")
     else:
         word, end = pivot
         out.append("pv=" + word)
         out.append(f"pvlen:{_bucket(length - end, _TAIL_EDGES)}")
-        _grams(out, "p:", head[end : end + PIVOT_CHARS].split()[:PIVOT_TOKENS])
-    if view.tail:
-        _grams(out, "e:", view.tail.split()[-ENDING_TOKENS:])
     return out
 
 
@@ -243,7 +268,7 @@ class RefusalScore(NamedTuple):
     """Probability that a refusal is a full one (given that it is a refusal)."""
 
 
-def _sigmoid(z: float) -> float:
+def sigmoid(z: float) -> float:
     if z >= 0:
         return 1.0 / (1.0 + math.exp(-z))
     e = math.exp(z)
@@ -267,23 +292,51 @@ class RefusalModel:
     veto: float = 0.2
     alone: float = 0.95
     meta: dict[str, Any] = field(default_factory=dict)
-    _heads: tuple[dict[str, float], dict[str, float]] = field(init=False, repr=False)
+    _heads: tuple[dict[str, int], dict[str, int]] = field(init=False, repr=False)
     """One dictionary per head, for :meth:`score`, built from ``weights`` when the model is
-    made: change ``weights`` afterwards and the scores do not follow (make a new model)."""
+    made: change ``weights`` afterwards and the scores do not follow (make a new model).
+    Its weights are in units of 1/:data:`FIXED` (see there)."""
+    _bias: tuple[int, int] = field(init=False, repr=False)
+    _batch: BatchScorer | None = field(init=False, repr=False, default=None)
+    """The numpy scorer of :meth:`score_many`, built on its first batch."""
 
     def __post_init__(self) -> None:
-        self._heads = (
-            {n: w[0] for n, w in self.weights.items() if w[0]},
-            {n: w[1] for n, w in self.weights.items() if w[1]},
-        )
+        heads: tuple[dict[str, int], dict[str, int]] = ({}, {})
+        for n, w in self.weights.items():
+            for head, weight in zip(heads, w, strict=True):
+                if fixed := round(weight * FIXED):
+                    head[n] = fixed
+        self._heads = heads
+        self._bias = (round(self.bias[0] * FIXED), round(self.bias[1] * FIXED))
 
     def score(self, view: View, phrase: str | None) -> RefusalScore:
         where = positional(view, phrase)
         refusal, full = self._heads
-        z0 = sum(map(refusal.get, where, repeat(0.0)), self.bias[0])
-        z0 = sum(map(refusal.get, words(view), repeat(0.0)), z0)
-        z1 = sum(map(full.get, where, repeat(0.0)), self.bias[1])
-        return RefusalScore(_sigmoid(z0), _sigmoid(z1))
+        z0 = sum(map(refusal.get, where, repeat(0)), self._bias[0])
+        z0 = sum(map(refusal.get, words(view), repeat(0)), z0)
+        z1 = sum(map(full.get, where, repeat(0)), self._bias[1])
+        return RefusalScore(sigmoid(z0 / FIXED), sigmoid(z1 / FIXED))
+
+    def score_many(
+        self, views: Sequence[View], phrases: Sequence[str | None]
+    ) -> list[RefusalScore]:
+        """:meth:`score` of each view (with its phrase), in one batch: from
+        :data:`BATCH_MIN` views on, by :class:`~sidecar.checks.refusal_batch.BatchScorer`,
+        which makes no string per word; below that one by one, which is then cheaper."""
+        if len(views) != len(phrases):
+            raise ValueError("score_many: one phrase (or None) per view")
+        if len(views) < BATCH_MIN:
+            return [self.score(v, p) for v, p in zip(views, phrases, strict=True)]
+        return self.batch_scorer().score(views, phrases)
+
+    def batch_scorer(self) -> BatchScorer:
+        """The numpy scorer of :meth:`score_many`, built on first use (about 0.1 s: it
+        hashes the vocabulary into a table)."""
+        if self._batch is None:
+            from .refusal_batch import BatchScorer
+
+            self._batch = BatchScorer(self)
+        return self._batch
 
     def explain(
         self, view: View, phrase: str | None, head: int = 0, top: int = 5
@@ -295,7 +348,7 @@ class RefusalModel:
         pushed: dict[str, float] = {}
         for n in names:
             if n in weights:
-                pushed[n] = pushed.get(n, 0.0) + weights[n]
+                pushed[n] = pushed.get(n, 0.0) + weights[n] / FIXED
         return sorted(pushed.items(), key=lambda kv: -abs(kv[1]))[:top]
 
     # --- the weights file -------------------------------------------------------------------

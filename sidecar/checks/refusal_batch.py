@@ -1,0 +1,340 @@
+"""The refusal model scored for many texts at once, with numpy.
+
+:meth:`RefusalModel.score <sidecar.checks.refusal_model.RefusalModel.score>` builds every
+feature of a text as a Python string and looks each one up in a dictionary. Most of that cost
+is making the strings: a 1 KB answer has about 200 words and pairs, and allocating them costs
+more than the arithmetic. This scorer makes no string per word. It lays the texts of a batch
+out as one array of code points and computes a 64-bit hash of every feature from it: the
+words of the head, their first pairs, the opening, pivot and ending n-grams with their
+prefixes. It then looks the hashes up in an open-addressing table built once from the
+model's vocabulary. The handful of features that are not words (length and line buckets, the
+shape, the phrase and the pivot found) are still named and looked up one by one.
+
+The hash of a name is its polynomial hash over code points, ``H(s) = sum((ord(c) + 1) *
+P**i)`` modulo 2**64. It composes, ``H(x + y) = H(x) + P**len(x) * H(y)``, which is what lets
+"o:" + previous word + " " + word be hashed from the hashes of its parts, and a token's hash
+be read off prefix sums over the whole batch. The features are those that
+:func:`~sidecar.checks.refusal_model.positional` and
+:func:`~sidecar.checks.refusal_model.words` name; the tests hold the two scorers equal. Only
+the order in which weights are added differs, so scores may differ in the last bits of a
+float. Two different names with one hash would count as one: at 64 bits that does not happen
+by chance, though a text crafted for it could make one word count as another (no worse than
+writing that word). A collision inside the vocabulary is refused when the table is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from .refusal_model import (
+    BEGIN_TOKENS,
+    ENDING_TOKENS,
+    FIXED,
+    OPENING_CHARS,
+    OPENING_TOKENS,
+    PAIR_TOKENS,
+    PIVOT_CHARS,
+    PIVOT_TOKENS,
+    RefusalScore,
+    View,
+    find_pivot,
+    shape_features,
+    sigmoid,
+)
+
+if TYPE_CHECKING:
+    from .refusal_model import RefusalModel
+
+__all__ = ["BatchScorer", "name_hash"]
+
+U64 = npt.NDArray[np.uint64]
+F64 = npt.NDArray[np.float64]
+I64 = npt.NDArray[np.int64]
+Bools = npt.NDArray[np.bool_]
+
+_MASK = (1 << 64) - 1
+_P = 0x9E3779B97F4A7C15 * 0x100000001B3 & _MASK | 1
+"""The hash's base: odd, so it has an inverse modulo 2**64."""
+_P_INV = pow(_P, -1, 1 << 64)
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+"""Spreads a hash over the table's slots (the slot is the top bits of the product)."""
+CHUNK_CHARS = 1 << 16
+"""A batch is laid out in chunks of about this many characters: the tables of powers are as
+long as a chunk, and a chunk's arrays stay in the processor's cache."""
+
+
+def name_hash(name: str) -> int:
+    """``H(name)``, in Python: what the batch scorer computes for a feature's name."""
+    h = 0
+    power = 1
+    for c in name:
+        h = (h + (ord(c) + 1) * power) & _MASK
+        power = (power * _P) & _MASK
+    return h
+
+
+def _powers(base: int, n: int) -> U64:
+    """base**i modulo 2**64 for i below n, by doubling: each step multiplies the powers so
+    far by the next power of two of ``base``."""
+    out = np.ones(max(n, 1), dtype=np.uint64)
+    have, step = 1, base
+    while have < n:
+        take = min(have, n - have)
+        out[have : have + take] = out[:take] * np.uint64(step)
+        have += take
+        step = step * step & _MASK
+    return out[:n]
+
+
+class _Powers:
+    """P**i and P**-i for i below a length that grows when a chunk needs more."""
+
+    def __init__(self) -> None:
+        self.up = self.down = np.ones(0, dtype=np.uint64)
+
+    def upto(self, n: int) -> tuple[U64, U64]:
+        if n > len(self.up):
+            size = max(n, 2 * CHUNK_CHARS, 2 * len(self.up))
+            self.up, self.down = _powers(_P, size), _powers(_P_INV, size)
+        return self.up, self.down
+
+
+_POWERS = _Powers()
+
+
+def _whitespace() -> Bools:
+    """Which code points :meth:`str.split` splits on, up to U+3000 (the last of them), and
+    one more entry, False, that every higher code point is clipped to."""
+    lut = np.zeros(0x3002, dtype=np.bool_)
+    for c in range(0x3001):
+        lut[c] = chr(c).isspace()
+    return lut
+
+
+_WS = _whitespace()
+_WS_LAST = len(_WS) - 1
+_WS_BYTES = bytes(_WS[:256].view(np.uint8))
+"""``bytes.translate`` table: each ASCII byte to 1 if it is a space, else to 0."""
+
+
+def _name(text: str) -> tuple[int, int]:
+    return name_hash(text), len(text)
+
+
+_OPENING = (_name("o:"), _name("o:^ "))
+_BEGIN = [_name(f"b{i}:") for i in range(BEGIN_TOKENS)]
+_PIVOT = (_name("p:"), _name("p:^ "))
+_ENDING = (_name("e:"), _name("e:^ "))
+_SPACE = 33
+"""The hash's value of " " (its code point plus one)."""
+
+
+class _Table:
+    """Open addressing on the hash's top bits, with linear probing: each name sits at most
+    ``reach`` slots past its home slot. A slot holding 0 is empty (no name hashes to 0: that
+    is refused with the collisions)."""
+
+    def __init__(self, keys: U64, weights: Sequence[F64]) -> None:
+        n = len(keys)
+        if len(np.unique(keys)) != n or (n and not keys.all()):
+            raise ValueError("refusal model: two feature names share a hash")
+        bits = max(4, (n * 16 - 1).bit_length())
+        size = 1 << bits
+        self.shift = np.uint64(64 - bits)
+        self.mask = size - 1
+        slot_keys = np.zeros(size, dtype=np.uint64)
+        slot_w = [np.zeros(size, dtype=np.float64) for _ in weights]
+        reach = 0
+        for i, (k, h) in enumerate(zip(keys.tolist(), self.home(keys).tolist(), strict=True)):
+            d = 0
+            while slot_keys[(h + d) & self.mask]:
+                d += 1
+            s = (h + d) & self.mask
+            slot_keys[s] = k
+            for column, w in zip(slot_w, weights, strict=True):
+                column[s] = w[i]
+            reach = max(reach, d)
+        self.keys, self.weights, self.reach = slot_keys, slot_w, reach
+
+    def home(self, keys: U64) -> I64:
+        return ((keys * _MIX) >> self.shift).astype(np.int64)
+
+    def find(self, keys: U64) -> I64:
+        """The slot of each key, or -1 where the key is not in the table."""
+        slots = self.home(keys)
+        there = self.keys[slots]
+        found = there == keys
+        out = np.where(found, slots, -1)
+        todo = np.flatnonzero(there.astype(np.bool_) & ~found)  # an empty slot ends a search
+        at = slots[todo]
+        for _ in range(self.reach):
+            if not len(todo):
+                break
+            at = (at + 1) & self.mask
+            there = self.keys[at]
+            found = there == keys[todo]
+            out[todo[found]] = at[found]
+            more = there.astype(np.bool_) & ~found
+            todo, at = todo[more], at[more]
+        return out
+
+
+_Add = Callable[[U64, I64, bool], None]
+"""Takes feature hashes, the event each belongs to, and whether only the ``refusal`` head
+reads them (words and pairs) or both heads do (the positional features)."""
+
+_SEGMENTS = 4
+"""Per event, in this order: the head (words and pairs), the opening's words, the words after
+the pivot, the ending."""
+
+
+class BatchScorer:
+    """Scores many views at once; equal to ``model.score`` on each (see the module)."""
+
+    def __init__(self, model: RefusalModel) -> None:
+        refusal, full = self._heads = model._heads
+        names = list(refusal.keys() | full.keys())
+        keys = np.fromiter(map(name_hash, names), dtype=np.uint64, count=len(names))
+        columns = [
+            np.fromiter((head.get(n, 0) for n in names), dtype=np.float64, count=len(names))
+            for head in (refusal, full)
+        ]
+        self._table = _Table(keys, columns)
+        self._bias = model._bias
+
+    def score(self, views: Sequence[View], phrases: Sequence[str | None]) -> list[RefusalScore]:
+        if len(views) != len(phrases):
+            raise ValueError("one phrase (or None) per view")
+        out: list[RefusalScore] = []
+        lo = 0
+        while lo < len(views):
+            hi, chars = lo, 0
+            while hi < len(views) and (hi == lo or chars < CHUNK_CHARS):
+                chars += len(views[hi].head) + PIVOT_CHARS + len(views[hi].tail)
+                hi += 1
+            out += self._chunk(views[lo:hi], phrases[lo:hi])
+            lo = hi
+        return out
+
+    def _chunk(self, views: Sequence[View], phrases: Sequence[str | None]) -> list[RefusalScore]:
+        n = len(views)
+        refusal, full = self._heads
+        z0, z1 = [self._bias[0]] * n, [self._bias[1]] * n  # in units of 1/FIXED, as ints
+        parts = [" "]  # a space first: every token then starts after a space
+        seg_at: list[int] = []  # where each segment starts in the joined text
+        at = 1
+        for e, (view, phrase) in enumerate(zip(views, phrases, strict=True)):
+            head = view.head
+            pivot = find_pivot(head)
+            after = head[pivot[1] : pivot[1] + PIVOT_CHARS] if pivot is not None else ""
+            opening = " ".join(head[:OPENING_CHARS].split(None, OPENING_TOKENS)[:OPENING_TOKENS])
+            for segment in (head, opening, after, view.tail):
+                seg_at.append(at)
+                parts.append(segment)
+                parts.append(" ")
+                at += len(segment) + 1
+            a, b = z0[e], z1[e]
+            for name in shape_features(view, phrase, pivot):
+                a += refusal.get(name, 0)
+                b += full.get(name, 0)
+            z0[e], z1[e] = a, b
+        text = "".join(parts)
+        if text.isascii():  # the common case: a byte per character, spaces by bytes.translate
+            raw = text.encode("ascii")
+            cp: npt.NDArray[np.uint32] | npt.NDArray[np.uint8] = np.frombuffer(raw, np.uint8)
+            space = np.frombuffer(raw.translate(_WS_BYTES), dtype=np.bool_)
+        else:
+            cp = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+            space = _WS[np.minimum(cp, _WS_LAST)]
+        edge = np.diff(space.view(np.int8))  # the text starts and ends with a space
+        start = np.flatnonzero(edge == -1) + 1
+        end = np.flatnonzero(edge == 1) + 1
+        up, down = _POWERS.upto(len(cp) + 1)
+        prefix = np.empty(len(cp) + 1, dtype=np.uint64)
+        prefix[0] = 0
+        np.cumsum((cp.astype(np.uint64) + np.uint64(1)) * up[: len(cp)], out=prefix[1:])
+        t_hash: U64 = (prefix[end] - prefix[start]) * down[start]
+        t_len: I64 = end - start
+        seg_starts = np.asarray(seg_at, dtype=np.int64)
+        seg = np.searchsorted(seg_starts, start, side="right") - 1
+        first = np.searchsorted(start, seg_starts)  # each segment's first token
+        last = np.append(first[1:], len(start))  # and one past its last
+        index = np.arange(len(start))
+        rank = index - first[seg]
+        event = seg // _SEGMENTS
+        kind = seg % _SEGMENTS
+
+        keys: list[U64] = []
+        owner: list[I64] = []
+        both: list[Bools] = []
+
+        def add(k: U64, who: I64, positional: bool) -> None:
+            keys.append(k)
+            owner.append(who)
+            both.append(np.full(len(k), positional))
+
+        in_head = kind == 0
+        add(t_hash[in_head], event[in_head], False)  # every word of the head
+        second = np.flatnonzero(in_head & (rank >= 1) & (rank < PAIR_TOKENS))
+        add(_join(t_hash[second - 1], t_len[second - 1], t_hash[second], up), event[second], False)
+        o = np.flatnonzero(kind == 1)
+        _grams(add, _OPENING, t_hash[o], t_len[o], rank[o] == 0, event[o], up)
+        for i, begin in enumerate(_BEGIN):
+            b = o[rank[o] == i]
+            add(_cat(begin, t_hash[b], up), event[b], True)
+        pv = np.flatnonzero((kind == 2) & (rank < PIVOT_TOKENS))
+        _grams(add, _PIVOT, t_hash[pv], t_len[pv], rank[pv] == 0, event[pv], up)
+        back = last[seg] - 1 - index  # tokens after this one in its segment
+        en = np.flatnonzero((kind == 3) & (back < ENDING_TOKENS))
+        leads = (back[en] == ENDING_TOKENS - 1) | (rank[en] == 0)
+        _grams(add, _ENDING, t_hash[en], t_len[en], leads, event[en], up)
+
+        slot = self._table.find(np.concatenate(keys))
+        hit = slot >= 0
+        who = np.concatenate(owner)[hit]
+        slot = slot[hit]
+        w0, w1 = self._table.weights
+        s0 = np.bincount(who, weights=w0[slot], minlength=n).tolist()
+        pos = np.concatenate(both)[hit]
+        s1 = np.bincount(who[pos], weights=w1[slot[pos]], minlength=n).tolist()
+        # the sums are whole numbers below 2**53, so exact in a float64 (see FIXED)
+        return [
+            RefusalScore(
+                sigmoid((z0[e] + int(s0[e])) / FIXED), sigmoid((z1[e] + int(s1[e])) / FIXED)
+            )
+            for e in range(n)
+        ]
+
+
+def _cat(prefix: tuple[int, int], h: U64, up: U64) -> U64:
+    """``H(x + y)`` from ``(H(x), len(x))`` and ``H(y)``."""
+    return np.uint64(prefix[0]) + up[prefix[1]] * h  # type: ignore[no-any-return]
+
+
+def _join(h1: U64, len1: I64, h2: U64, up: U64) -> U64:
+    """``H(a + " " + b)`` from ``H(a)``, ``len(a)`` and ``H(b)``."""
+    return h1 + up[len1] * (np.uint64(_SPACE) + up[1] * h2)  # type: ignore[no-any-return]
+
+
+def _grams(
+    add: _Add,
+    names: tuple[tuple[int, int], tuple[int, int]],
+    h: U64,
+    length: I64,
+    leads: Bools,
+    who: I64,
+    up: U64,
+) -> None:
+    """With ``names`` = (prefix, prefix + "^ "): ``prefix + tok`` for every token, and
+    ``prefix + prev + " " + tok`` for each, where prev is the token before it or "^" for
+    the first of a run (``leads`` marks those; the first token given always leads one)."""
+    prefix, opener = names
+    add(_cat(prefix, h, up), who, True)
+    lead = np.flatnonzero(leads)
+    add(_cat(opener, h[lead], up), who[lead], True)
+    rest = np.flatnonzero(~leads)
+    add(_cat(prefix, _join(h[rest - 1], length[rest - 1], h[rest], up), up), who[rest], True)

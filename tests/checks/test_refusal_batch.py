@@ -1,0 +1,215 @@
+"""The numpy batch scorer of the refusal model against the dictionary scorer it replaces on
+batches: the same scores for every text, whatever its spaces, script or length."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sidecar.checks import refusal_batch
+from sidecar.checks.base import CheckContext
+from sidecar.checks.refusal import Refusal, RefusalParams, model_view
+from sidecar.checks.refusal_batch import BatchScorer, _Table, name_hash
+from sidecar.checks.refusal_model import (
+    BATCH_MIN,
+    HEAD_CHARS,
+    OPENING_CHARS,
+    PIVOTS,
+    RefusalModel,
+    View,
+    default_model,
+)
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "refusals.jsonl"
+SAMPLE = Path(__file__).resolve().parents[2] / "sidecar" / "data" / "events.jsonl"
+
+SPACES = [chr(c) for c in range(0x3001) if chr(c).isspace()]
+PHRASES = [None, "i'm sorry", "i cannot", "as an ai language model"]
+
+
+def _texts() -> list[str]:
+    with DATA.open(encoding="utf-8") as fh:
+        labelled = [json.loads(line)["text"] for line in fh if line.strip()]
+    # and the sample stream's answers, which are longer (lists, code, personas); the stream
+    # holds broken lines on purpose, which are left out here
+    answers = []
+    for line in SAMPLE.read_text(encoding="utf-8").splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and isinstance(event.get("response"), str):
+            answers.append(event["response"])
+    assert len(answers) > 200
+    return labelled + answers
+
+
+def _assert_equal(model: RefusalModel, views: list[View], phrases: list[str | None]) -> None:
+    got = model.batch_scorer().score(views, phrases)
+    assert len(got) == len(views)
+    for view, phrase, batch in zip(views, phrases, got, strict=True):
+        assert batch == model.score(view, phrase), view  # to the bit: sums are exact
+
+
+def test_equal_on_the_labelled_answers() -> None:
+    texts = _texts()
+    views = [model_view(t) for t in texts]
+    phrases = [PHRASES[i % len(PHRASES)] for i in range(len(texts))]
+    _assert_equal(default_model(), views, phrases)
+
+
+_word = st.text(
+    alphabet=st.sampled_from([*"abcdefghij,.'!?:-^", "é", "ß", "\u4e00", "\U0001f600"]),
+    min_size=1,
+    max_size=12,
+)
+_piece = st.one_of(
+    _word,
+    st.sampled_from(PIVOTS),
+    st.sampled_from(["sorry,", "i", "can't", "help", "sure", "here", "is", "1.", "```", "^"]),
+    st.sampled_from(SPACES),
+    st.text(alphabet=st.sampled_from(SPACES), min_size=1, max_size=3),
+    st.integers(min_value=300, max_value=1200).map(lambda n: "x" * n),  # past the opening
+)
+_text = st.lists(_piece, max_size=120).map(" ".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    texts=st.lists(_text, min_size=1, max_size=12),
+    phrases=st.lists(st.sampled_from(PHRASES), min_size=12, max_size=12),
+)
+def test_equal_on_random_texts(texts: list[str], phrases: list[str | None]) -> None:
+    """Any whitespace str.split() splits on, letters outside ASCII, tokens across the
+    opening's end and the head's, pivots and none: one score either way."""
+    views = [model_view(t) for t in texts]
+    _assert_equal(default_model(), views, phrases[: len(views)])
+
+
+def test_equal_on_views_the_check_never_makes() -> None:
+    """Empty and space-only parts, a token longer than the tables of powers, a lone
+    surrogate, and a word that reads like a positional feature's name."""
+    model = default_model()
+    long_token = "y" * (HEAD_CHARS * 3)
+    views = [
+        View("", "", 0),
+        View("   \u3000\x1c ", "\u2028", 9),
+        View(long_token, long_token[-50:], len(long_token)),
+        View("i can't \ud800 help o:sorry, with that", "", 40),
+        View("z" * (OPENING_CHARS - 3) + " abcdefgh sorry", "", 400),
+    ]
+    _assert_equal(model, views, [None, "i cannot", None, "i'm sorry", None])
+
+
+def test_equal_on_endings_of_few_words() -> None:
+    """An ending of fewer than eight words starts its pairs at "^" too: texts whose last
+    characters are spaces and then a word the model knows at the ending's start."""
+    model = default_model()
+    starts = sorted(n[len("e:^ ") :] for n in model.weights if n.startswith("e:^ "))[:40]
+    assert starts
+    texts = ["a " * 200 + " " * 120 + word + " ok" for word in starts]
+    views = [model_view(t) for t in texts]
+    assert all(len(v.tail.split()) == 2 for v in views)
+    _assert_equal(model, views, [None] * len(views))
+
+
+def test_a_batch_longer_than_a_chunk_is_scored_in_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = _texts()[:60]
+    views = [model_view(t) for t in texts]
+    phrases: list[str | None] = [None] * len(views)
+    whole = BatchScorer(default_model()).score(views, phrases)
+    monkeypatch.setattr(refusal_batch, "CHUNK_CHARS", 500)
+    chunked = BatchScorer(default_model()).score(views, phrases)
+    assert chunked == whole
+
+
+def test_score_many_batches_from_batch_min(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = default_model()
+    views = [model_view(t) for t in _texts()[: BATCH_MIN + 2]]
+    calls: list[int] = []
+    real = BatchScorer.score
+
+    def counted(self: BatchScorer, v: list[View], p: list[str | None]) -> object:
+        calls.append(len(v))
+        return real(self, v, p)
+
+    monkeypatch.setattr(BatchScorer, "score", counted)
+    few = model.score_many(views[: BATCH_MIN - 1], [None] * (BATCH_MIN - 1))
+    assert calls == [] and len(few) == BATCH_MIN - 1
+    many = model.score_many(views, [None] * len(views))
+    assert calls == [len(views)]
+    assert many == [model.score(v, None) for v in views]
+    with pytest.raises(ValueError, match="one phrase"):
+        model.score_many(views, [None])
+
+
+def test_name_hash_composes() -> None:
+    """What the scorer relies on to hash "o:" + a + " " + b from the parts' hashes."""
+    p = refusal_batch._P
+    for x, y in [("o:", "sorry,"), ("sorry,", " can't"), ("", "x"), ("\u4e00é", "\U0001f600")]:
+        assert name_hash(x + y) == (name_hash(x) + pow(p, len(x), 1 << 64) * name_hash(y)) % (
+            1 << 64
+        )
+    assert name_hash("a") != name_hash("a\x00")
+
+
+def test_table_finds_every_key_and_nothing_else() -> None:
+    rng = np.random.default_rng(7)
+    keys = np.unique(rng.integers(1, 2**63, 5000, dtype=np.uint64))
+    weights = [rng.random(len(keys)), rng.random(len(keys))]
+    table = _Table(keys, weights)
+    slots = table.find(keys)
+    assert (slots >= 0).all()
+    assert (table.keys[slots] == keys).all()
+    assert (table.weights[0][slots] == weights[0]).all()
+    absent = rng.integers(1, 2**63, 5000, dtype=np.uint64)
+    absent = absent[~np.isin(absent, keys)]
+    assert (table.find(absent) == -1).all()
+
+
+def test_table_refuses_a_shared_hash() -> None:
+    keys = np.array([5, 9, 5], dtype=np.uint64)
+    with pytest.raises(ValueError, match="share a hash"):
+        _Table(keys, [np.zeros(3)])
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        RefusalParams(),
+        RefusalParams(alone="model"),
+        RefusalParams(method="phrases"),
+        RefusalParams(alone=0.6, scope="anywhere", count_partial=False),
+    ],
+    ids=["default", "alone-model", "phrases", "alone-0.6-anywhere"],
+)
+def test_assess_many_equals_assess(params: RefusalParams) -> None:
+    texts = _texts()
+    texts.append("[CLASSIC] I'm sorry, I can't. [JAILBREAK] Sure, here is how: 1. first")
+    many = Refusal(params, CheckContext()).assess_many(texts)
+    single = Refusal(params, CheckContext())  # prepares nothing: each text on its own
+    for text, got in zip(texts, many, strict=True):
+        one = single.assess(text)
+        assert got == one, text
+
+
+def test_prepared_results_answer_the_calls() -> None:
+    check = Refusal(RefusalParams(alone="model"), CheckContext())
+    assert check.prepares
+    texts = _texts()[:40]
+    check.prepare(texts)
+    assert check.assess(texts[3]) is check._prepared[id(texts[3])][1]
+    other = texts[3] + ""  # the same object: still prepared
+    assert check.assess(other) is check._prepared[id(texts[3])][1]
+    copy = "".join(list(texts[3]))  # an equal text that was not handed over
+    assert copy is not texts[3]
+    assert check.assess(copy).outcome == check._prepared[id(texts[3])][1].outcome
+    veto_only = Refusal(RefusalParams(), CheckContext())
+    assert not veto_only.prepares
+    veto_only.prepare(texts)
+    assert veto_only._prepared == {}
