@@ -91,16 +91,19 @@ def _powers(base: int, n: int) -> U64:
 
 
 class _Powers:
-    """P**i and P**-i for i below a length that grows when a chunk needs more."""
+    """P**i, P**-i and the sum of P**j for j < i, for i below a length that grows when a
+    chunk needs more."""
 
     def __init__(self) -> None:
-        self.up = self.down = np.ones(0, dtype=np.uint64)
+        self.up = self.down = self.series = np.ones(0, dtype=np.uint64)
 
-    def upto(self, n: int) -> tuple[U64, U64]:
+    def upto(self, n: int) -> tuple[U64, U64, U64]:
         if n > len(self.up):
             size = max(n, 2 * CHUNK_CHARS, 2 * len(self.up))
             self.up, self.down = _powers(_P, size), _powers(_P_INV, size)
-        return self.up, self.down
+            self.series = np.zeros(size, dtype=np.uint64)
+            np.cumsum(self.up[:-1], out=self.series[1:])
+        return self.up, self.down, self.series
 
 
 _POWERS = _Powers()
@@ -136,18 +139,20 @@ _SPACE = 33
 class _Table:
     """Open addressing on the hash's top bits, with linear probing: each name sits at most
     ``reach`` slots past its home slot. A slot holding 0 is empty (no name hashes to 0: that
-    is refused with the collisions)."""
+    is refused with the collisions). Each column of weights has one more entry, 0, which
+    :meth:`find` gives for the names it does not hold."""
 
     def __init__(self, keys: U64, weights: Sequence[F64]) -> None:
         n = len(keys)
         if len(np.unique(keys)) != n or (n and not keys.all()):
             raise ValueError("refusal model: two feature names share a hash")
-        bits = max(4, (n * 16 - 1).bit_length())
+        bits = max(4, (n * 4 - 1).bit_length())
         size = 1 << bits
         self.shift = np.uint64(64 - bits)
         self.mask = size - 1
+        self.missing = size
         slot_keys = np.zeros(size, dtype=np.uint64)
-        slot_w = [np.zeros(size, dtype=np.float64) for _ in weights]
+        slot_w = [np.zeros(size + 1, dtype=np.float64) for _ in weights]
         reach = 0
         for i, (k, h) in enumerate(zip(keys.tolist(), self.home(keys).tolist(), strict=True)):
             d = 0
@@ -159,37 +164,34 @@ class _Table:
                 column[s] = w[i]
             reach = max(reach, d)
         self.keys, self.weights, self.reach = slot_keys, slot_w, reach
+        self._steps = np.arange(1, reach + 1)
 
     def home(self, keys: U64) -> I64:
         return ((keys * _MIX) >> self.shift).astype(np.int64)
 
     def find(self, keys: U64) -> I64:
-        """The slot of each key, or -1 where the key is not in the table."""
+        """The slot of each key, or :attr:`missing` where the key is not in the table."""
         slots = self.home(keys)
         there = self.keys[slots]
         found = there == keys
-        out = np.where(found, slots, -1)
-        todo = np.flatnonzero(there.astype(np.bool_) & ~found)  # an empty slot ends a search
-        at = slots[todo]
-        for _ in range(self.reach):
-            if not len(todo):
-                break
-            at = (at + 1) & self.mask
-            there = self.keys[at]
-            found = there == keys[todo]
-            out[todo[found]] = at[found]
-            more = there.astype(np.bool_) & ~found
-            todo, at = todo[more], at[more]
+        out = np.where(found, slots, self.missing)
+        # The rest: a key whose home slot holds another may sit up to ``reach`` slots on
+        # (keys are unique, so a match there is the key itself).
+        todo = np.flatnonzero(there.astype(np.bool_) & ~found)
+        if len(todo) and self.reach:
+            at = (slots[todo, None] + self._steps) & self.mask
+            match = self.keys[at] == keys[todo, None]
+            hit = np.flatnonzero(match.any(axis=1))
+            out[todo[hit]] = at[hit, match[hit].argmax(axis=1)]
         return out
 
 
-_Add = Callable[[U64, I64, bool], None]
-"""Takes feature hashes, the event each belongs to, and whether only the ``refusal`` head
-reads them (words and pairs) or both heads do (the positional features)."""
+_OTHER_CHARS = OPENING_CHARS // 4 + PIVOT_CHARS + 8
+"""About what an event adds to a chunk besides its head and ending: its opening's words,
+the words after its pivot, the spaces between."""
 
-_SEGMENTS = 4
-"""Per event, in this order: the head (words and pairs), the opening's words, the words after
-the pivot, the ending."""
+_Add = Callable[[U64, I64], None]
+"""Takes feature hashes and the event each belongs to."""
 
 
 class BatchScorer:
@@ -214,7 +216,7 @@ class BatchScorer:
         while lo < len(views):
             hi, chars = lo, 0
             while hi < len(views) and (hi == lo or chars < CHUNK_CHARS):
-                chars += len(views[hi].head) + PIVOT_CHARS + len(views[hi].tail)
+                chars += len(views[hi].head) + len(views[hi].tail) + _OTHER_CHARS
                 hi += 1
             out += self._chunk(views[lo:hi], phrases[lo:hi])
             lo = hi
@@ -224,25 +226,26 @@ class BatchScorer:
         n = len(views)
         refusal, full = self._heads
         z0, z1 = [self._bias[0]] * n, [self._bias[1]] * n  # in units of 1/FIXED, as ints
-        parts = [" "]  # a space first: every token then starts after a space
-        seg_at: list[int] = []  # where each segment starts in the joined text
-        at = 1
+        openings: list[str] = []
+        afters: list[str] = []
         for e, (view, phrase) in enumerate(zip(views, phrases, strict=True)):
             head = view.head
             pivot = find_pivot(head)
-            after = head[pivot[1] : pivot[1] + PIVOT_CHARS] if pivot is not None else ""
-            opening = " ".join(head[:OPENING_CHARS].split(None, OPENING_TOKENS)[:OPENING_TOKENS])
-            for segment in (head, opening, after, view.tail):
-                seg_at.append(at)
-                parts.append(segment)
-                parts.append(" ")
-                at += len(segment) + 1
+            afters.append(head[pivot[1] : pivot[1] + PIVOT_CHARS] if pivot is not None else "")
+            openings.append(
+                " ".join(head[:OPENING_CHARS].split(None, OPENING_TOKENS)[:OPENING_TOKENS])
+            )
             a, b = z0[e], z1[e]
             for name in shape_features(view, phrase, pivot):
                 a += refusal.get(name, 0)
                 b += full.get(name, 0)
             z0[e], z1[e] = a, b
-        text = "".join(parts)
+        # Four blocks, each the events' segments in order, a space before each: the heads
+        # (words and pairs), the openings' words, the words after the pivots, the endings.
+        blocks = ([v.head for v in views], openings, afters, [v.tail for v in views])
+        text = "".join(" " + " ".join(b) for b in blocks) + " "
+        lengths = np.fromiter((len(s) for b in blocks for s in b), dtype=np.int64, count=4 * n)
+        seg_at = np.cumsum(lengths + 1) - lengths  # after the space before each segment
         if text.isascii():  # the common case: a byte per character, spaces by bytes.translate
             raw = text.encode("ascii")
             cp: npt.NDArray[np.uint32] | npt.NDArray[np.uint8] = np.frombuffer(raw, np.uint8)
@@ -250,57 +253,60 @@ class BatchScorer:
         else:
             cp = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
             space = _WS[np.minimum(cp, _WS_LAST)]
-        edge = np.diff(space.view(np.int8))  # the text starts and ends with a space
-        start = np.flatnonzero(edge == -1) + 1
-        end = np.flatnonzero(edge == 1) + 1
-        up, down = _POWERS.upto(len(cp) + 1)
+        # The text starts and ends with a space, so token edges alternate: start, end, ...
+        edges = np.flatnonzero(space[1:] ^ space[:-1]) + 1
+        start, end = edges[0::2], edges[1::2]
+        up, down, series = _POWERS.upto(len(cp) + 1)
         prefix = np.empty(len(cp) + 1, dtype=np.uint64)
         prefix[0] = 0
-        np.cumsum((cp.astype(np.uint64) + np.uint64(1)) * up[: len(cp)], out=prefix[1:])
-        t_hash: U64 = (prefix[end] - prefix[start]) * down[start]
+        np.cumsum(np.multiply(cp, up[: len(cp)], dtype=np.uint64), out=prefix[1:])
         t_len: I64 = end - start
-        seg_starts = np.asarray(seg_at, dtype=np.int64)
-        seg = np.searchsorted(seg_starts, start, side="right") - 1
-        first = np.searchsorted(start, seg_starts)  # each segment's first token
-        last = np.append(first[1:], len(start))  # and one past its last
-        index = np.arange(len(start))
-        rank = index - first[seg]
-        event = seg // _SEGMENTS
-        kind = seg % _SEGMENTS
-
+        # sum(ord(c) * P**i) read off the prefix sums, plus sum(P**i) for the "+ 1" of each
+        t_hash: U64 = (prefix[end] - prefix[start]) * down[start] + series[t_len]
+        # Each segment's first token, and each block's: tokens of a segment are a run.
+        first = np.append(np.searchsorted(start, seg_at), len(start))
         keys: list[U64] = []
         owner: list[I64] = []
-        both: list[Bools] = []
 
-        def add(k: U64, who: I64, positional: bool) -> None:
+        def add(k: U64, who: I64) -> None:
             keys.append(k)
             owner.append(who)
-            both.append(np.full(len(k), positional))
 
-        in_head = kind == 0
-        add(t_hash[in_head], event[in_head], False)  # every word of the head
-        second = np.flatnonzero(in_head & (rank >= 1) & (rank < PAIR_TOKENS))
-        add(_join(t_hash[second - 1], t_len[second - 1], t_hash[second], up), event[second], False)
-        o = np.flatnonzero(kind == 1)
-        _grams(add, _OPENING, t_hash[o], t_len[o], rank[o] == 0, event[o], up)
+        def block(i: int) -> tuple[int, int, I64, I64, I64]:
+            """Block i's token range, and each of its tokens' event, place in its segment and
+            the number of tokens in that segment."""
+            at = first[i * n : (i + 1) * n + 1]
+            lo, hi = int(at[0]), int(at[-1])
+            count = np.diff(at)
+            event = np.repeat(np.arange(n), count)
+            return lo, hi, event, np.arange(lo, hi) - at[event], count[event]
+
+        lo, hi, event, rank, _ = block(0)
+        h, length = t_hash[lo:hi], t_len[lo:hi]
+        add(h, event)  # every word of the head
+        second = np.flatnonzero((rank >= 1) & (rank < PAIR_TOKENS))
+        add(_join(h[second - 1], length[second - 1], h[second], up), event[second])
+        words = len(h) + len(second)  # read by the refusal head alone; the rest by both
+        lo, hi, event, rank, _ = block(1)  # the opening: its words
+        h = t_hash[lo:hi]
+        _grams(add, _OPENING, h, t_len[lo:hi], rank == 0, event, up)
         for i, begin in enumerate(_BEGIN):
-            b = o[rank[o] == i]
-            add(_cat(begin, t_hash[b], up), event[b], True)
-        pv = np.flatnonzero((kind == 2) & (rank < PIVOT_TOKENS))
-        _grams(add, _PIVOT, t_hash[pv], t_len[pv], rank[pv] == 0, event[pv], up)
-        back = last[seg] - 1 - index  # tokens after this one in its segment
-        en = np.flatnonzero((kind == 3) & (back < ENDING_TOKENS))
+            at_i = np.flatnonzero(rank == i)
+            add(_cat(begin, h[at_i], up), event[at_i])
+        lo, hi, event, rank, _ = block(2)  # the words after the pivot
+        pv = np.flatnonzero(rank < PIVOT_TOKENS)
+        _grams(add, _PIVOT, t_hash[lo:hi][pv], t_len[lo:hi][pv], rank[pv] == 0, event[pv], up)
+        lo, hi, event, rank, count = block(3)  # the ending: its last words
+        back = count - 1 - rank  # words after this one
+        en = np.flatnonzero(back < ENDING_TOKENS)
         leads = (back[en] == ENDING_TOKENS - 1) | (rank[en] == 0)
-        _grams(add, _ENDING, t_hash[en], t_len[en], leads, event[en], up)
+        _grams(add, _ENDING, t_hash[lo:hi][en], t_len[lo:hi][en], leads, event[en], up)
 
         slot = self._table.find(np.concatenate(keys))
-        hit = slot >= 0
-        who = np.concatenate(owner)[hit]
-        slot = slot[hit]
+        who = np.concatenate(owner)
         w0, w1 = self._table.weights
         s0 = np.bincount(who, weights=w0[slot], minlength=n).tolist()
-        pos = np.concatenate(both)[hit]
-        s1 = np.bincount(who[pos], weights=w1[slot[pos]], minlength=n).tolist()
+        s1 = np.bincount(who[words:], weights=w1[slot[words:]], minlength=n).tolist()
         # the sums are whole numbers below 2**53, so exact in a float64 (see FIXED)
         return [
             RefusalScore(
@@ -333,8 +339,8 @@ def _grams(
     ``prefix + prev + " " + tok`` for each, where prev is the token before it or "^" for
     the first of a run (``leads`` marks those; the first token given always leads one)."""
     prefix, opener = names
-    add(_cat(prefix, h, up), who, True)
+    add(_cat(prefix, h, up), who)
     lead = np.flatnonzero(leads)
-    add(_cat(opener, h[lead], up), who[lead], True)
+    add(_cat(opener, h[lead], up), who[lead])
     rest = np.flatnonzero(~leads)
-    add(_cat(prefix, _join(h[rest - 1], length[rest - 1], h[rest], up), up), who[rest], True)
+    add(_cat(prefix, _join(h[rest - 1], length[rest - 1], h[rest], up), up), who[rest])
