@@ -525,7 +525,8 @@ class Pipeline:
         check = rule.check
         call = self._caller(i, hits, found)
         expect, passed, rid = rule.expect, rule.passed, rule.id
-        if check.prepares and len(calls) > 1:
+        prepared = check.prepares and len(calls) > 1
+        if prepared:
             self._prepare(rule, [field_texts[j] or "" for j in calls])
         counts = stats.counts[i]
         consecutive = rule.consecutive_timeouts
@@ -602,6 +603,8 @@ class Pipeline:
         else:
             if positions is not None and prev != total - 1:
                 consecutive = 0  # the rule's last events had their outcome without a call
+        if prepared:
+            self._prepare(rule, [])  # lets go of the batch's texts
         if track:
             rule.consecutive_timeouts = consecutive
         return stop

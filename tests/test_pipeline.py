@@ -565,6 +565,10 @@ def test_rules_on_the_model_score_a_batch_together(tmp_path: Path, monkeypatch) 
     # refusal (alone: model), jailbreak_success and refusal_score: a batch each; the veto-only
     # rule reads the model on phrase hits alone, one by one
     assert len(batches) == 3 and all(n >= len(events) for n in batches)
+    # and they let go of the batch's texts once their calls are made
+    for rule in p.rules:
+        refusal = getattr(rule.check, "_refusal", rule.check)
+        assert getattr(refusal, "_prepared", {}) == {}
     batches.clear()
     alone = [p.run([e])[0][0] for e in events]
     assert batches == []

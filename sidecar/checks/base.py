@@ -111,9 +111,10 @@ class Check(ABC, Generic[P]):
 
     def prepare(self, texts: Sequence[str]) -> None:
         """Called by the pipeline, when :attr:`prepares` is set, before the check's calls on
-        a batch, with the texts of those calls in order. A check whose cost is mostly the
-        overhead of one call per text works them out here together and answers the calls
-        from that. A call on a text that was not prepared must get the same result."""
+        a batch, with the texts of those calls in order, and with none after them, to let
+        go of what it kept. A check whose cost is mostly the overhead of one call per text
+        works them out here together and answers the calls from that. A call on a text that
+        was not prepared must get the same result."""
 
     @abstractmethod
     def __call__(self, text: str, event: Event) -> CheckResult:

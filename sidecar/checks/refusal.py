@@ -804,7 +804,8 @@ class Refusal(Check[RefusalParams]):
 
     def prepare(self, texts: Sequence[str]) -> None:
         """Assess a batch's texts together; the calls on them then read the result. Only
-        the last batch is kept (a call on another text is assessed on its own)."""
+        the last batch is kept, until an empty one lets it go (a call on another text is
+        assessed on its own)."""
         if not self.prepares:
             return
         found = self.assess_many(texts)
