@@ -291,6 +291,8 @@ class Pipeline:
                 i, events, field_texts, hits, by_pattern, found, stats, failed, track
             )
             stats.seconds[i] += clock() - start
+            if column is None:  # the rule applies to none of these events (its `when`, say)
+                continue
             ids.append(rule.id)
             columns.append(column)
             complete = complete and whole
@@ -328,9 +330,11 @@ class Pipeline:
         stats: BatchStats,
         failed: list[bool],
         track: bool,
-    ) -> tuple[list[Outcome | None], bool]:
-        """Rule i's outcome on each event (None where it does not apply), and whether it has
-        one on every event. ``hits[s]`` holds each event's scan of field scan s, and
+    ) -> tuple[list[Outcome | None] | None, bool]:
+        """Rule i's outcome on each event (None where it does not apply; no list at all when
+        it applies to none), and whether it has one on every event. Leaving out the rules
+        that apply to no event keeps a batch on the quick way to its rows when every other
+        rule applies everywhere. ``hits[s]`` holds each event's scan of field scan s, and
         ``by_pattern[s]``, once every event is scanned, the events in which each pattern
         occurs (:func:`_events_by_pattern`)."""
         rule = self.rules[i]
@@ -347,6 +351,9 @@ class Pipeline:
                 if (field_texts[j] is not None or not requires_text)
                 and (when is None or when(events[j]))
             ]
+            if not targets:
+                return None, False
+        whole = len(targets) == n  # a `when` that every event of the batch meets, say
         member = self.plan.member[i]
         check = rule.check
         if member is None or not check.scan_absent_is_fixed:
@@ -354,11 +361,11 @@ class Pipeline:
             if keyer is not None:
                 keyed = self._keyed(i, keyer, targets, field_texts, stats, failed, track)
                 if keyed is not None:
-                    return keyed, everywhere
+                    return keyed, whole
             column: list[Outcome | None] = [None] * n
             stop = self._evaluate(i, targets, None, len(targets), events, field_texts, column,
                                   hits, found, stats, failed, track)  # fmt: skip
-            return column, everywhere and stop is None
+            return column, whole and stop is None
         # The shared scan of the field, for the events that need it, then one precomputed
         # outcome for every event in which none of the rule's own patterns occur.
         scan = self.plan.scans[member.scan]
@@ -423,7 +430,7 @@ class Pipeline:
             for j in targets:
                 if j not in evaluated:
                     failed[j] = True
-        return column, everywhere and stop is None
+        return column, whole and stop is None
 
     def _keyed(
         self,

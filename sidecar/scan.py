@@ -26,7 +26,7 @@ import functools
 import importlib
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -344,10 +344,14 @@ class FieldScan:
             self._ids[at].append(i)
         self._shared = len(entry) < len(exprs)
         self._set.Compile()
+        # The compiled set's own Match, past the wrapper's type test and encode call (0.9 µs
+        # of 2.8 per 1 KB text); google-re2 keeps it as ``_set``. Both take bytes.
+        inner = getattr(getattr(self._set, "_set", None), "Match", None)
+        self._match: Callable[[bytes], list[int] | None] = inner or self._set.Match
 
     def scan(self, text: str) -> list[int]:
         """The ids of the patterns that occur in ``text`` (ASCII), in any order."""
-        hits: list[int] | None = self._set.Match(text)
+        hits = self._match(text.encode())
         if not hits:
             return []
         if self._shared:
