@@ -280,6 +280,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"   as the pipeline calls them on a batch of {len(texts)} (prepare, then each call):")
     for name, check in {
         "refusal, alone: model": combined,
+        "refusal (default: veto only)": veto_only,
         "jailbreak_success": jailbreak,
     }.items():
         print(f"   {name:<28} {batch_cost_us(check, texts):6.1f} us/event")

@@ -562,9 +562,10 @@ def test_rules_on_the_model_score_a_batch_together(tmp_path: Path, monkeypatch) 
     p = pipeline(tmp_path, _MODEL_RULES)
     events = [Event(id=f"e{i}", prompt="q", response=a) for i, a in enumerate(_ANSWERS)]
     together, stats = p.run(events)
-    # refusal (alone: model), jailbreak_success and refusal_score: a batch each; the veto-only
-    # rule reads the model on phrase hits alone, one by one
-    assert len(batches) == 3 and all(n >= len(events) for n in batches)
+    # refusal (alone: model), jailbreak_success and refusal_score: a batch each of every
+    # answer; the veto-only rule one of the answers with a phrase
+    assert len(batches) == 4 and sorted(batches)[1] >= len(events)
+    assert 8 <= sorted(batches)[0] < len(events)
     # and they let go of the batch's texts once their calls are made
     for rule in p.rules:
         refusal = getattr(rule.check, "_refusal", rule.check)

@@ -794,11 +794,11 @@ class Refusal(Check[RefusalParams]):
         # Rules with the same parameters share an assessment of the same text.
         self._key = (params.model_dump_json(), id(self.model), self.veto, self.alone)
         self._params = params
-        # When the model reads every text, the pipeline hands over a batch's texts first and
-        # they are scored together (see prepare); else the model reads few texts, one by one.
-        self.prepares = self.model is not None and self.alone < 1.0
-        if self.prepares:
-            assert self.model is not None
+        # The pipeline hands over a batch's texts first and those the model reads are scored
+        # together (see prepare). With the model as a veto only, the texts are those in
+        # which the shared scan found a phrase's spelling: the calls there are the same.
+        self.prepares = self.model is not None
+        if self.model is not None:
             self.model.batch_scorer()  # built now, not on the first batch of the stream
         self._prepared: dict[int, tuple[str, Assessment]] = {}
 

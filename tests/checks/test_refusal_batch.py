@@ -211,7 +211,7 @@ def test_prepared_results_answer_the_calls() -> None:
     copy = "".join(list(texts[3]))  # an equal text that was not handed over
     assert copy is not texts[3]
     assert check.assess(copy).outcome == check._prepared[id(texts[3])][1].outcome
-    veto_only = Refusal(RefusalParams(), CheckContext())
-    assert not veto_only.prepares
-    veto_only.prepare(texts)
-    assert veto_only._prepared == {}
+    phrases = Refusal(RefusalParams(method="phrases"), CheckContext())
+    assert not phrases.prepares
+    phrases.prepare(texts)
+    assert phrases._prepared == {}
