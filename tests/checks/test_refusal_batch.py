@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from sidecar.checks import refusal_batch
 from sidecar.checks.base import CheckContext
 from sidecar.checks.refusal import Refusal, RefusalParams, model_view
-from sidecar.checks.refusal_batch import BatchScorer, _Table, name_hash
+from sidecar.checks.refusal_batch import BatchScorer, _Table, hash_names, name_hash
 from sidecar.checks.refusal_model import (
     BATCH_MIN,
     HEAD_CHARS,
@@ -156,6 +156,15 @@ def test_name_hash_composes() -> None:
             1 << 64
         )
     assert name_hash("a") != name_hash("a\x00")
+
+
+def test_names_hash_the_same_in_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
+    names = sorted(default_model().weights)[::40]
+    names += ["", "a", "a\x00", "ph=i can't", "é\u4e00\U0001f600", "\ud800x", "y" * 5000]
+    want = [name_hash(n) for n in names]
+    assert hash_names(names).tolist() == want
+    monkeypatch.setattr(refusal_batch, "CHUNK_CHARS", 64)  # many chunks, one name alone
+    assert hash_names(names).tolist() == want
 
 
 def test_table_finds_every_key_and_nothing_else() -> None:
