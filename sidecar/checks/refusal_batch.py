@@ -15,16 +15,17 @@ P**i)`` modulo 2**64. It composes, ``H(x + y) = H(x) + P**len(x) * H(y)``, which
 "o:" + previous word + " " + word be hashed from the hashes of its parts, and a token's hash
 be read off prefix sums over the whole batch. The features are those that
 :func:`~sidecar.checks.refusal_model.positional` and
-:func:`~sidecar.checks.refusal_model.words` name; the tests hold the two scorers equal. Only
-the order in which weights are added differs, so scores may differ in the last bits of a
-float. Two different names with one hash would count as one: at 64 bits that does not happen
-by chance, though a text crafted for it could make one word count as another (no worse than
-writing that word). A collision inside the vocabulary is refused when the table is built.
+:func:`~sidecar.checks.refusal_model.words` name, and the weights are whole multiples of
+1/:data:`~sidecar.checks.refusal_model.FIXED`, so the sums are exact in any order: the tests
+hold the two scorers equal to the bit. Two different names with one hash would count as one:
+at 64 bits that does not happen by chance, though a text crafted for it could make one word
+count as another (no worse than writing that word). A collision inside the vocabulary is
+refused when the table is built.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -130,19 +131,26 @@ def _span_hashes(
     return (prefix[start + length] - prefix[start]) * down[start] + series[length]  # type: ignore[no-any-return]
 
 
+def _chunks(sizes: Sequence[int]) -> Iterator[tuple[int, int]]:
+    """Consecutive ranges [lo, hi) of the items, each of about :data:`CHUNK_CHARS` in all
+    (at least one item, however large)."""
+    lo = 0
+    while lo < len(sizes):
+        hi, chars = lo, 0
+        while hi < len(sizes) and (hi == lo or chars < CHUNK_CHARS):
+            chars += sizes[hi]
+            hi += 1
+        yield lo, hi
+        lo = hi
+
+
 def hash_names(names: Sequence[str]) -> U64:
     """:func:`name_hash` of each name, with numpy (a model's 30,000 names in a few ms)."""
     out = np.empty(len(names), dtype=np.uint64)
-    lo = 0
-    while lo < len(names):
-        hi, chars = lo, 0
-        while hi < len(names) and (hi == lo or chars < CHUNK_CHARS):
-            chars += len(names[hi])
-            hi += 1
+    for lo, hi in _chunks([len(n) for n in names]):
         cp, _ = _code_points("".join(names[lo:hi]))
         length = np.fromiter(map(len, names[lo:hi]), dtype=np.int64, count=hi - lo)
         out[lo:hi] = _span_hashes(cp, np.cumsum(length) - length, length)
-        lo = hi
     return out
 
 
@@ -257,14 +265,9 @@ class BatchScorer:
         if len(views) != len(phrases):
             raise ValueError("one phrase (or None) per view")
         out: list[RefusalScore] = []
-        lo = 0
-        while lo < len(views):
-            hi, chars = lo, 0
-            while hi < len(views) and (hi == lo or chars < CHUNK_CHARS):
-                chars += len(views[hi].head) + len(views[hi].tail) + _OTHER_CHARS
-                hi += 1
+        sizes = [len(v.head) + len(v.tail) + _OTHER_CHARS for v in views]
+        for lo, hi in _chunks(sizes):
             out += self._chunk(views[lo:hi], phrases[lo:hi])
-            lo = hi
         return out
 
     def _chunk(self, views: Sequence[View], phrases: Sequence[str | None]) -> list[RefusalScore]:
