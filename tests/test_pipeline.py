@@ -569,7 +569,7 @@ def test_rules_on_the_model_score_a_batch_together(tmp_path: Path, monkeypatch) 
     # and they let go of the batch's texts once their calls are made
     for rule in p.rules:
         refusal = getattr(rule.check, "_refusal", rule.check)
-        assert getattr(refusal, "_prepared", {}) == {}
+        assert getattr(refusal._batch, "prepared", None) == {}
     batches.clear()
     alone = [p.run([e])[0][0] for e in events]
     assert batches == []

@@ -110,9 +110,9 @@ class Check(ABC, Generic[P]):
         self.ctx = ctx
 
     def prepare(self, texts: Sequence[str]) -> None:
-        """Called by the pipeline, when :attr:`prepares` is set, before the check's calls on
-        a batch, with the texts of those calls in order, and with none after them, to let
-        go of what it kept. A check whose cost is mostly the overhead of one call per text
+        """Called by the pipeline, when :attr:`prepares` is set and a rule has more than
+        one call to make on a batch, before those calls, with their texts in order, and
+        with none after them, to let go of what it kept. A check whose cost is mostly the overhead of one call per text
         works them out here together and answers the calls from that. A call on a text that
         was not prepared must get the same result."""
 

@@ -65,6 +65,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+import threading
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Annotated, Any, Literal, NamedTuple
@@ -798,18 +799,28 @@ class Refusal(Check[RefusalParams]):
         # together (see prepare). With the model as a veto only, the texts are those in
         # which the shared scan found a phrase's spelling: the calls there are the same.
         self.prepares = self.model is not None
-        if self.model is not None:
-            self.model.batch_scorer()  # built now, not on the first batch of the stream
-        self._prepared: dict[int, tuple[str, Assessment]] = {}
+        self._batch = threading.local()
+        """Per thread (the stream's and the inline API's), the last batch prepared: each
+        text's id -> (the text, its assessment)."""
 
-    def prepare(self, texts: Sequence[str]) -> None:
-        """Assess a batch's texts together; the calls on them then read the result. Only
-        the last batch is kept, until an empty one lets it go (a call on another text is
-        assessed on its own)."""
+    def prepare(self, texts: Sequence[str], *, scored: bool = False) -> None:
+        """Assess a batch's texts together (``scored``: with the model's probability on
+        each, as ``assess(text, scored=True)`` gives it); the calls on them in this thread
+        then read the result. Only the last batch is kept, until an empty one lets it go (a
+        call on another text is assessed on its own)."""
         if not self.prepares:
             return
-        found = self.assess_many(texts)
-        self._prepared = {id(t): (t, a) for t, a in zip(texts, found, strict=True)}
+        found = self.assess_many(texts, scored=scored)
+        self._batch.prepared = {id(t): (t, a) for t, a in zip(texts, found, strict=True)}
+
+    def _prepared(self, text: str, scored: bool) -> Assessment | None:
+        """The assessment this thread's last batch made of ``text``, if it made one that
+        answers (holding the probability, if ``scored``)."""
+        prepared: dict[int, tuple[str, Assessment]] | None = getattr(self._batch, "prepared", None)
+        got = prepared.get(id(text)) if prepared else None
+        if got is None or got[0] is not text or (scored and got[1].score is None):
+            return None
+        return got[1]
 
     def scan_patterns(self) -> Sequence[ScanPattern]:
         """One pattern that occurs in every ASCII text in which a listed phrase could be found:
@@ -845,9 +856,9 @@ class Refusal(Check[RefusalParams]):
             phrase = self.find(text)
             outcome: Outcome = "full_refusal" if phrase is not None else "compliance"
             return Assessment(outcome, None, phrase)
-        prepared = self._prepared.get(id(text))  # one read, as for _last below
-        if prepared is not None and prepared[0] is text:
-            return prepared[1]
+        prepared = self._prepared(text, scored)
+        if prepared is not None:
+            return prepared
         global _last
         last = _last  # one read: other threads (the inline API) may swap it meanwhile
         if (
@@ -1111,7 +1122,7 @@ class RefusalScoreCheck(Check[RefusalScoreParams]):
         self.count_partial = params.count_partial
 
     def prepare(self, texts: Sequence[str]) -> None:
-        self._refusal.prepare(texts)
+        self._refusal.prepare(texts, scored=True)
 
     def __call__(self, text: str, event: Event) -> CheckResult:
         found = self._refusal.assess(text, scored=True)
@@ -1158,7 +1169,7 @@ class JailbreakSuccess(Check[JailbreakParams]):
         self.low, self.high = params.uncertain
 
     def prepare(self, texts: Sequence[str]) -> None:
-        self._refusal.prepare(texts)
+        self._refusal.prepare(texts, scored=True)
 
     def __call__(self, text: str, event: Event) -> CheckResult:
         found = self._refusal.assess(text, scored=True)

@@ -17,14 +17,17 @@ be read off prefix sums over the whole batch. The features are those that
 :func:`~sidecar.checks.refusal_model.positional` and
 :func:`~sidecar.checks.refusal_model.words` name, and the weights are whole multiples of
 1/:data:`~sidecar.checks.refusal_model.FIXED`, so the sums are exact in any order: the tests
-hold the two scorers equal to the bit. Two different names with one hash would count as one:
-at 64 bits that does not happen by chance, though a text crafted for it could make one word
-count as another (no worse than writing that word). A collision inside the vocabulary is
-refused when the table is built.
+hold the two scorers equal to the bit. Two different names with one hash would count as one.
+The hash is linear, so anyone who knows its base can compute a token that hashes like a word
+of the vocabulary; the base is therefore drawn at random when the process starts (as Python
+does for its own string hashes), and a chance collision of two names has odds of 2**-64. A
+collision inside the vocabulary is refused when the table is built.
 """
 
 from __future__ import annotations
 
+import secrets
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -58,14 +61,18 @@ I64 = npt.NDArray[np.int64]
 Bools = npt.NDArray[np.bool_]
 
 _MASK = (1 << 64) - 1
-_P = 0x9E3779B97F4A7C15 * 0x100000001B3 & _MASK | 1
-"""The hash's base: odd, so it has an inverse modulo 2**64."""
+_P = secrets.randbits(64) | 1
+"""The hash's base, drawn per process (see the module): odd, so it has an inverse modulo
+2**64. No hash outlives the process, so nothing depends on its value."""
 _P_INV = pow(_P, -1, 1 << 64)
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 """Spreads a hash over the table's slots (the slot is the top bits of the product)."""
 CHUNK_CHARS = 1 << 16
 """A batch is laid out in chunks of about this many characters: the tables of powers are as
 long as a chunk, and a chunk's arrays stay in the processor's cache."""
+_CHUNK_SLACK = 8192
+"""A chunk may pass :data:`CHUNK_CHARS` by its last event: room for one of a usual size (a
+longer one grows the tables)."""
 
 
 def name_hash(name: str) -> int:
@@ -93,18 +100,26 @@ def _powers(base: int, n: int) -> U64:
 
 class _Powers:
     """P**i, P**-i and the sum of P**j for j < i, for i below a length that grows when a
-    chunk needs more."""
+    chunk needs more. The three tables are replaced together, as one tuple, so a thread that
+    reads them while another grows them gets the old ones or the new ones, never a mix."""
 
     def __init__(self) -> None:
-        self.up = self.down = self.series = np.ones(0, dtype=np.uint64)
+        empty = np.ones(0, dtype=np.uint64)
+        self.tables = (empty, empty, empty)
+        self._lock = threading.Lock()
 
     def upto(self, n: int) -> tuple[U64, U64, U64]:
-        if n > len(self.up):
-            size = max(n, 2 * CHUNK_CHARS, 2 * len(self.up))
-            self.up, self.down = _powers(_P, size), _powers(_P_INV, size)
-            self.series = np.zeros(size, dtype=np.uint64)
-            np.cumsum(self.up[:-1], out=self.series[1:])
-        return self.up, self.down, self.series
+        tables = self.tables
+        if n > len(tables[0]):
+            with self._lock:
+                tables = self.tables
+                if n > len(tables[0]):
+                    size = max(n, CHUNK_CHARS + _CHUNK_SLACK, 2 * len(tables[0]))
+                    up = _powers(_P, size)
+                    series = np.zeros(size, dtype=np.uint64)
+                    np.cumsum(up[:-1], out=series[1:])
+                    tables = self.tables = (up, _powers(_P_INV, size), series)
+        return tables
 
 
 _POWERS = _Powers()
@@ -304,7 +319,7 @@ class BatchScorer:
         start, end = edges[0::2], edges[1::2]
         t_len: I64 = end - start
         t_hash = _span_hashes(cp, start, t_len)
-        up = _POWERS.up
+        up = _POWERS.upto(len(cp) + 1)[0]  # the tables _span_hashes used
         # Each segment's first token, and each block's: tokens of a segment are a run.
         first = np.append(np.searchsorted(start, seg_at), len(start))
         keys: list[U64] = []

@@ -22,8 +22,9 @@ decide together (see :class:`RefusalModel`): the phrases give precision, the mod
 disclaimers that turn into answers and adds refusals it is sure of. The weights file
 (``sidecar/data/refusal_model.json.gz``) holds the vocabulary, the weights and where they came
 from; ``tools/train_refusal.py`` writes it from the data listed in ``DATA.md``. Nothing is
-downloaded at run time, and scoring is pure Python: one dictionary look-up per feature and
-head, made by ``map`` over the feature list.
+downloaded at run time. One text is scored in pure Python, one dictionary look-up per feature
+and head, made by ``map`` over the feature list; a batch of texts is scored with numpy
+(:mod:`sidecar.checks.refusal_batch`), to the same bits.
 """
 
 from __future__ import annotations
@@ -298,7 +299,8 @@ class RefusalModel:
     Its weights are in units of 1/:data:`FIXED` (see there)."""
     _bias: tuple[int, int] = field(init=False, repr=False)
     _batch: BatchScorer | None = field(init=False, repr=False, default=None)
-    """The numpy scorer of :meth:`score_many`, built on its first batch."""
+    """The numpy scorer of :meth:`score_many`, built on its first batch of
+    :data:`BATCH_MIN` or more."""
 
     def __post_init__(self) -> None:
         heads: tuple[dict[str, int], dict[str, int]] = ({}, {})
@@ -330,8 +332,8 @@ class RefusalModel:
         return self.batch_scorer().score(views, phrases)
 
     def batch_scorer(self) -> BatchScorer:
-        """The numpy scorer of :meth:`score_many`, built on first use (about 0.1 s: it
-        hashes the vocabulary into a table)."""
+        """The numpy scorer of :meth:`score_many`, built on first use (about 0.07 s and
+        3 MB for the shipped model: it hashes the vocabulary into a table)."""
         if self._batch is None:
             from .refusal_batch import BatchScorer
 

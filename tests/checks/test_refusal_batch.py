@@ -4,6 +4,9 @@ batches: the same scores for every text, whatever its spaces, script or length."
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +16,15 @@ from hypothesis import strategies as st
 
 from sidecar.checks import refusal_batch
 from sidecar.checks.base import CheckContext
-from sidecar.checks.refusal import Refusal, RefusalParams, model_view
+from sidecar.checks.refusal import (
+    JailbreakParams,
+    JailbreakSuccess,
+    Refusal,
+    RefusalParams,
+    RefusalScoreCheck,
+    RefusalScoreParams,
+    model_view,
+)
 from sidecar.checks.refusal_batch import BatchScorer, _Table, hash_names, name_hash
 from sidecar.checks.refusal_model import (
     BATCH_MIN,
@@ -24,7 +35,9 @@ from sidecar.checks.refusal_model import (
     View,
     default_model,
 )
+from sidecar.events import Event
 
+EVENT = Event(id="e", response="x")
 DATA = Path(__file__).resolve().parent.parent / "data" / "refusals.jsonl"
 SAMPLE = Path(__file__).resolve().parents[2] / "sidecar" / "data" / "events.jsonl"
 
@@ -214,13 +227,65 @@ def test_prepared_results_answer_the_calls() -> None:
     assert check.prepares
     texts = _texts()[:40]
     check.prepare(texts)
-    assert check.assess(texts[3]) is check._prepared[id(texts[3])][1]
-    other = texts[3] + ""  # the same object: still prepared
-    assert check.assess(other) is check._prepared[id(texts[3])][1]
+    kept = check._batch.prepared[id(texts[3])][1]
+    assert check.assess(texts[3]) is kept
     copy = "".join(list(texts[3]))  # an equal text that was not handed over
     assert copy is not texts[3]
-    assert check.assess(copy).outcome == check._prepared[id(texts[3])][1].outcome
+    assert check.assess(copy) is not kept and check.assess(copy) == kept
+    check.prepare([])
+    assert check._batch.prepared == {}
     phrases = Refusal(RefusalParams(method="phrases"), CheckContext())
     assert not phrases.prepares
     phrases.prepare(texts)
-    assert phrases._prepared == {}
+    assert getattr(phrases._batch, "prepared", None) is None
+
+
+def test_each_thread_reads_its_own_batch() -> None:
+    """The inline API runs the pipeline in other threads than the stream's: a batch one
+    prepares is not overwritten by another's, nor let go by it."""
+    check = Refusal(RefusalParams(alone="model"), CheckContext())
+    mine, theirs = _texts()[:20], _texts()[20:40]
+    check.prepare(mine)
+    seen: list[object] = []
+
+    def other() -> None:
+        check.prepare(theirs)
+        seen.append(check.assess(theirs[0]) is check._batch.prepared[id(theirs[0])][1])
+        check.prepare([])
+
+    worker = threading.Thread(target=other)
+    worker.start()
+    worker.join()
+    assert seen == [True]
+    assert check.assess(mine[0]) is check._batch.prepared[id(mine[0])][1]
+
+
+def test_checks_that_need_the_probability_prepare_it() -> None:
+    """jailbreak_success and refusal_score read the model's probability of every answer.
+    With a model that never decides alone, an assessment made without it (an answer with no
+    phrase) would not do: they prepare with it, and agree with their calls one by one."""
+    m = default_model()
+    never_alone = RefusalModel(m.weights, m.bias, m.veto, 1.0, m.meta)
+    texts = _texts()[:10] + _texts()[-40:]  # refusals, and answers without a phrase
+    assert sum(Refusal(RefusalParams(), CheckContext()).find(t) is None for t in texts) > 20
+    for check in (
+        JailbreakSuccess(JailbreakParams(), CheckContext()),
+        RefusalScoreCheck(RefusalScoreParams(), CheckContext()),
+    ):
+        check._refusal = Refusal(RefusalParams(alone="model"), CheckContext(), model=never_alone)
+        alone = [check(t, EVENT) for t in texts]
+        check.prepare(texts)
+        assert [check(t, EVENT) for t in texts] == alone
+
+
+def test_the_hash_base_is_drawn_per_process() -> None:
+    """Nobody outside the process knows the base, so nobody can compute a token that hashes
+    like a word of the vocabulary."""
+    code = "from sidecar.checks import refusal_batch; print(refusal_batch._P)"
+    bases = {
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        for _ in range(2)
+    }
+    assert len(bases) == 2 and all(int(b) % 2 == 1 for b in bases)
