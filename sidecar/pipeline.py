@@ -216,6 +216,8 @@ class Pipeline:
         self._by_key: list[dict[Hashable, Outcome]] = [{} for _ in self.rules]
         """Per rule whose check has a key (:meth:`~sidecar.checks.base.Check.keyer`), the
         outcome of each key seen, bounded and shared like ``_memo``."""
+        self._prepare_failed: set[str] = set()
+        """The rules whose check failed to prepare a batch (logged once each)."""
 
     def process(
         self,
@@ -616,14 +618,22 @@ class Pipeline:
             rule.consecutive_timeouts = consecutive
         return stop
 
-    @staticmethod
-    def _prepare(rule: CompiledRule, texts: list[str]) -> None:
+    def _prepare(self, rule: CompiledRule, texts: list[str]) -> None:
         """Let the rule's check work out a batch's texts together. If that fails, each call
-        still computes its own result (and raises, if it raises, where it is counted)."""
+        still computes its own result (and raises, if it raises, where it is counted); the
+        first failure of each rule is logged, not one a batch."""
         try:
             rule.check.prepare(texts)
         except Exception as exc:
-            log.warning("rule %s (%s) could not prepare a batch: %r", rule.id, rule.check_name, exc)
+            if rule.id not in self._prepare_failed:
+                self._prepare_failed.add(rule.id)
+                log.warning(
+                    "rule %s (%s) could not prepare a batch, so its calls go one by one (logged "
+                    "once): %r",
+                    rule.id,
+                    rule.check_name,
+                    exc,
+                )
 
     def _caller(
         self, i: int, hits: list[list[Any]], found: list[list[frozenset[str] | None]]

@@ -547,8 +547,9 @@ _ANSWERS = [
 
 
 def test_rules_on_the_model_score_a_batch_together(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Checks whose model reads every text are handed the batch's texts first and score them
-    in one go; each event's outcomes are those it gets alone."""
+    """Checks on the refusal model are handed the texts of their calls on a batch first
+    (every answer, or for the veto-only rule those where the shared scan found a phrase's
+    spelling) and score them in one go; each event's outcomes are those it gets alone."""
     from sidecar.checks.refusal_batch import BatchScorer
 
     batches: list[int] = []
@@ -583,7 +584,7 @@ def test_a_prepare_that_fails_leaves_each_call_to_itself(
 ) -> None:  # type: ignore[no-untyped-def]
     from sidecar.checks.refusal import Refusal
 
-    def broken(self: Refusal, texts: list[str]) -> None:
+    def broken(self: Refusal, texts: list[str], **kw: bool) -> None:
         raise MemoryError("no room for the batch")
 
     p = pipeline(tmp_path, _MODEL_RULES)
@@ -594,4 +595,7 @@ def test_a_prepare_that_fails_leaves_each_call_to_itself(
     got, stats = p.run(events)
     assert [v.to_dict() for v in got] == expected
     assert all(c[ERROR] == 0 for c in stats.counts)
-    assert "could not prepare a batch" in caplog.text and "no room for the batch" in caplog.text
+    assert caplog.text.count("could not prepare a batch") == 4  # once for each rule
+    assert "MemoryError('no room for the batch')" in caplog.text
+    p.run(events)
+    assert caplog.text.count("could not prepare a batch") == 4
