@@ -9,6 +9,7 @@ import pytest
 from sidecar.errors import RuleSetError
 from sidecar.events import Event, validate
 from sidecar.rules import load_rules
+from tests.conftest import IN_CI
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -356,3 +357,29 @@ def test_registered_secrets_no_rule_looks_for_get_a_note(tmp_path: Path) -> None
     assert note.startswith("the settings register 1 secret(s), but no enabled rule uses")
     leak = write(tmp_path, "b.yaml", "rules:\n  - {id: s, check: secret_leak, expect: false}\n")
     assert rule_notes(load_rules([plain, leak], secrets={"override": "ZEBRA-7731"})) == []
+
+
+def test_rule_files_are_read_with_libyaml_and_errors_still_show_the_line() -> None:
+    """libyaml reads a large rule file three times as fast; its marks carry no snippet, so a
+    text it refuses is read again in Python, whose error shows the offending line."""
+    import yaml
+
+    from sidecar import rules as rules_mod
+
+    if not yaml.__with_libyaml__:  # a PyYAML built without it: the Python reader alone
+        message = "PyYAML has no libyaml here"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    assert rules_mod._FastLoader is not None
+    packs = [REPO / "sidecar" / "data" / "default.yaml", *sorted((REPO / "rules").glob("*.yaml"))]
+    for pack in packs:
+        text = pack.read_text(encoding="utf-8")
+        slow = yaml.load(text, Loader=rules_mod._StrictLoader)
+        assert rules_mod.load_yaml(text) == slow, pack
+    for broken in ["rules:\n  - id: a\n    check: x\n   check: y\n", "rules: []\nrules: []\n"]:
+        with pytest.raises(yaml.YAMLError) as info:
+            rules_mod.load_yaml(broken)
+        assert info.value.problem_mark.get_snippet()  # type: ignore[attr-defined]
+    with pytest.raises(yaml.constructor.ConstructorError, match="given twice"):
+        rules_mod.load_yaml("a: 1\nb: {c: 1, c: 2}\n")
