@@ -74,7 +74,7 @@ import ahocorasick
 from pydantic import Field, field_validator, model_validator
 
 from ..events import Event
-from ..scan import NOTHING, ScanPattern, literal
+from ..scan import NOTHING, FieldScan, ScanPattern, engine_available, literal
 from .base import UNCERTAIN_PREFIX, Check, CheckContext, CheckResult, Params
 from .refusal_model import (
     ENDING_CHARS,
@@ -799,6 +799,14 @@ class Refusal(Check[RefusalParams]):
         # together (see prepare). With the model as a veto only, the texts are those in
         # which the shared scan found a phrase's spelling: the calls there are the same.
         self.prepares = self.model is not None
+        # Where the shared scan does not filter the texts first (the model may decide alone,
+        # so no scan patterns), RE2 looks for any spelling of a phrase before the automaton
+        # reads the opening: 2.6 µs of a 1 KB answer instead of 5.5 when there is none.
+        self._spelled = (
+            FieldScan("refusal", 0, [_phrase_pattern(params).expr])
+            if engine_available() and not self.scan_patterns()
+            else None
+        )
         self._batch = threading.local()
         """Per thread (the stream's and the inline API's), the last batch prepared: each
         text's id -> (the text, its assessment)."""
@@ -995,6 +1003,8 @@ class Refusal(Check[RefusalParams]):
 
     def find_all(self, text: str) -> list[str]:
         """Every listed phrase found, the earliest (then the longest) first."""
+        if self._spelled is not None and text.isascii() and not self._spelled.scan(text):
+            return []  # no spelling of any phrase: nothing for the automaton to find
         hay = self._haystack(text)
         if not hay:
             return []

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from sidecar.checks import refusal_batch
 from sidecar.checks.base import CheckContext
 from sidecar.checks.refusal import (
+    DEFAULT_PHRASES,
     JailbreakParams,
     JailbreakSuccess,
     Refusal,
@@ -289,3 +290,33 @@ def test_the_hash_base_is_drawn_per_process() -> None:
         for _ in range(2)
     }
     assert len(bases) == 2 and all(int(b) % 2 == 1 for b in bases)
+
+
+_ALONE = Refusal(RefusalParams(alone="model"), CheckContext())
+_UNFILTERED = Refusal(RefusalParams(alone="model"), CheckContext())
+_UNFILTERED._spelled = None
+_phrase_words = st.one_of(
+    st.sampled_from(DEFAULT_PHRASES[::40]).map(str.split).map(" ".join),
+    st.sampled_from(DEFAULT_PHRASES[::40]).map(str.upper),
+    st.sampled_from(["i", "I", "can't", "cannot", "sorry", "Sorry,", "AI", "help", "that"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    words=st.lists(st.one_of(_phrase_words, _word), max_size=12),
+    gaps=st.lists(st.sampled_from([" ", "  ", "\n", "\t", " \r\n "]), min_size=30, max_size=30),
+)
+def test_the_spelling_filter_never_hides_a_phrase(words: list[str], gaps: list[str]) -> None:
+    """Where the model may decide alone, RE2 looks for any spelling of a phrase before the
+    automaton reads the opening: it must find one wherever the automaton finds a phrase."""
+    text = "".join(w + g for w, g in zip(words, gaps, strict=False))
+    assert _ALONE.find_all(text) == _UNFILTERED.find_all(text)
+
+
+def test_the_spelling_filter_only_where_the_scan_does_not_filter() -> None:
+    assert _ALONE._spelled is not None
+    assert Refusal(RefusalParams(), CheckContext())._spelled is None  # the shared scan does
+    assert Refusal(RefusalParams(method="phrases"), CheckContext())._spelled is None
+    texts = _texts()
+    assert [_ALONE.find_all(t) for t in texts] == [_UNFILTERED.find_all(t) for t in texts]
