@@ -887,11 +887,18 @@ class Refusal(Check[RefusalParams]):
 
     def _assess_part(self, text: str, scored: bool) -> Assessment:
         assert self.model is not None
-        found = self.find_all(text)
-        if not found and not scored and self.alone >= 1.0:
+        found, view = self._read(text, scored)
+        if view is None:
             return Assessment("compliance", None, None)
-        view = model_view(text)
         return self._decide(found, view, self.model.score(view, found[0] if found else None))
+
+    def _read(self, part: str, scored: bool) -> tuple[list[str], View | None]:
+        """The phrases found in a part, and what the model reads of it: None when the model
+        is not asked (no phrase, and it may not decide alone nor was a probability asked)."""
+        found = self.find_all(part)
+        if not found and not scored and self.alone >= 1.0:
+            return found, None
+        return found, model_view(part)
 
     def _decide(self, found: list[str], view: View, score: RefusalScore) -> Assessment:
         """The outcome of a part, given the phrases found in it and the model's scores."""
@@ -920,11 +927,7 @@ class Refusal(Check[RefusalParams]):
         parts: list[tuple[int, list[str], View | None]] = []
         for i, text in enumerate(texts):
             for part in persona_parts(text) or [text]:
-                found = self.find_all(part)
-                if not found and not scored and self.alone >= 1.0:
-                    parts.append((i, found, None))
-                else:
-                    parts.append((i, found, model_view(part)))
+                parts.append((i, *self._read(part, scored)))
         views = [v for _, _, v in parts if v is not None]
         phrases = [found[0] if found else None for _, found, v in parts if v is not None]
         scores = iter(model.score_many(views, phrases))
