@@ -14,8 +14,13 @@ ARG PYTHON_IMAGE=python:3.11.13-slim-bookworm
 FROM ${PYTHON_IMAGE} AS build
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
+# A C compiler for the refusal model's compiled scorer (setup.py); only this stage has it.
+# hadolint ignore=DL3008
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends gcc libc6-dev \
+ && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml setup.py README.md ./
 COPY sidecar ./sidecar
 # The mqtt and otlp extras, so one image serves both sources and every input format.
 RUN pip wheel --wheel-dir /wheels ".[mqtt,otlp]"

@@ -30,6 +30,7 @@ import argparse
 import sys
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
@@ -46,6 +47,7 @@ from sidecar.checks.refusal import (  # noqa: E402
     fold,
     model_view,
 )
+from sidecar.checks.refusal_batch import BatchScorer, compiled  # noqa: E402
 from sidecar.checks.refusal_model import Outcome, RefusalModel, default_model  # noqa: E402
 from sidecar.events import Event  # noqa: E402
 from tools.confusion import Confusion  # noqa: E402
@@ -288,12 +290,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     phrases = [combined.find(t) for t in texts]
     model = default_model()
     print("   the model alone, on views made beforehand:")
-    for name, score in {
+    scorers: dict[str, Callable[[], object]] = {
         "one by one (score)": lambda: [
             model.score(v, p) for v, p in zip(views, phrases, strict=True)
         ],
-        "a batch (score_many)": lambda: model.score_many(views, phrases),
-    }.items():
+        "a batch, numpy": partial(BatchScorer(model, native=False).score, views, phrases),
+    }
+    if compiled():
+        scorers["a batch, compiled"] = partial(
+            BatchScorer(model, native=True).score, views, phrases
+        )
+    else:
+        print("   (the compiled scorer is not built: pip install -e . with a C compiler)")
+    for name, score in scorers.items():
         print(f"   {name:<28} {best_of(score) / len(views) * 1e6:6.1f} us/event")
 
     if not args.no_leakage:

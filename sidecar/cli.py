@@ -358,7 +358,15 @@ def _setup_logging(
 def _dispatch(args: argparse.Namespace) -> int:
     cmd = args.command
     if cmd == "version":
+        from .checks.refusal_model import compiled
+
         print(f"llm-sidecar {__version__}")
+        print(
+            "refusal model's batch scorer: compiled"
+            if compiled()
+            else "refusal model's batch scorer: numpy (the compiled one was not built: install"
+            " with a C compiler to build it)"
+        )
         return EXIT_OK
     if cmd == "validate":
         return _validate(args)

@@ -53,9 +53,16 @@ def run_until(log: Path, *args: str, until: str, env: dict[str, str] | None = No
             proc.wait()
 
 
-def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+def test_version(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from sidecar.checks import refusal_model
+
     assert main(["version"]) == 0
-    assert capsys.readouterr().out.startswith("llm-sidecar ")
+    out = capsys.readouterr().out
+    assert out.startswith("llm-sidecar ")
+    assert ("scorer: compiled" in out) == refusal_model.compiled()
+    monkeypatch.setattr(refusal_model, "compiled", lambda: False)
+    assert main(["version"]) == 0
+    assert "scorer: numpy (the compiled one was not built" in capsys.readouterr().out
 
 
 def test_validate_accepts_the_shipped_packs(capsys: pytest.CaptureFixture[str]) -> None:

@@ -551,6 +551,7 @@ def test_rules_on_the_model_score_a_batch_together(tmp_path: Path, monkeypatch) 
     (every answer, or for the veto-only rule those where the shared scan found a phrase's
     spelling) and score them in one go; each event's outcomes are those it gets alone."""
     from sidecar.checks.refusal_batch import BatchScorer
+    from sidecar.checks.refusal_model import compiled
 
     batches: list[int] = []
     real = BatchScorer.score
@@ -573,7 +574,8 @@ def test_rules_on_the_model_score_a_batch_together(tmp_path: Path, monkeypatch) 
         assert getattr(refusal._batch, "prepared", None) == {}
     batches.clear()
     alone = [p.run([e])[0][0] for e in events]
-    assert batches == []
+    # one event: scored text by text, by the compiled scorer where it was built
+    assert set(batches) == ({1} if compiled() else set())
     for a, b in zip(together, alone, strict=True):
         assert a.to_dict() == b.to_dict()
     assert stats.counts[0][ERROR] == 0

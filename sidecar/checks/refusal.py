@@ -890,7 +890,9 @@ class Refusal(Check[RefusalParams]):
         found, view = self._read(text, scored)
         if view is None:
             return Assessment("compliance", None, None)
-        return self._decide(found, view, self.model.score(view, found[0] if found else None))
+        phrase = found[0] if found else None
+        # The compiled scorer is the cheaper even for one text (see score_many).
+        return self._decide(found, view, self.model.score_many([view], [phrase])[0])
 
     def _read(self, part: str, scored: bool) -> tuple[list[str], View | None]:
         """The phrases found in a part, and what the model reads of it: None when the model

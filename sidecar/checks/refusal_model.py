@@ -23,8 +23,8 @@ disclaimers that turn into answers and adds refusals it is sure of. The weights 
 (``sidecar/data/refusal_model.json.gz``) holds the vocabulary, the weights and where they came
 from; ``tools/train_refusal.py`` writes it from the data listed in ``DATA.md``. Nothing is
 downloaded at run time. One text is scored in pure Python, one dictionary look-up per feature
-and head, made by ``map`` over the feature list; a batch of texts is scored with numpy
-(:mod:`sidecar.checks.refusal_batch`), to the same bits.
+and head, made by ``map`` over the feature list; a batch of texts is scored in C or with
+numpy (:mod:`sidecar.checks.refusal_batch`), to the same bits.
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ __all__ = [
     "RefusalModel",
     "RefusalScore",
     "View",
+    "compiled",
     "default_model",
     "features",
     "find_pivot",
@@ -98,8 +99,9 @@ same bits, on every Python (``sum`` of floats rounds differently from 3.12 on). 
 scorer holds sums in float64s, exact below 2**53: some 130,000 features of weight 1 (the
 shipped model's largest weighs 1.5; a 1 KB answer has about 300)."""
 BATCH_MIN = 8
-"""From this many texts on, :meth:`RefusalModel.score_many` scores them with numpy, which
-costs more than the dictionary look-ups for one text and far less per text for many."""
+"""Without the compiled scorer, from this many texts on :meth:`RefusalModel.score_many`
+scores them with numpy, which costs more than the dictionary look-ups for one text and far
+less per text for many. The compiled scorer is the cheaper from one text on."""
 PAIR_TOKENS = 40
 """Words of the head whose adjacent pairs are features too (the opening decides most)."""
 
@@ -276,6 +278,17 @@ def sigmoid(z: float) -> float:
     return e / (1.0 + e)
 
 
+@cache
+def compiled() -> bool:
+    """Whether the batch scorer's compiled part was built with the package (``setup.py``
+    builds it where a C compiler is found)."""
+    try:
+        from . import _refusal_native  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 @dataclass(slots=True)
 class RefusalModel:
     """Vocabulary, one weight per head for each feature, and how it was trained.
@@ -299,7 +312,7 @@ class RefusalModel:
     Its weights are in units of 1/:data:`FIXED` (see there)."""
     _bias: tuple[int, int] = field(init=False, repr=False)
     _batch: BatchScorer | None = field(init=False, repr=False, default=None)
-    """The numpy scorer of :meth:`score_many`, built on its first batch of
+    """The batch scorer of :meth:`score_many`, made on its first batch of
     :data:`BATCH_MIN` or more."""
 
     def __post_init__(self) -> None:
@@ -322,18 +335,22 @@ class RefusalModel:
     def score_many(
         self, views: Sequence[View], phrases: Sequence[str | None]
     ) -> list[RefusalScore]:
-        """:meth:`score` of each view (with its phrase), in one batch: from
-        :data:`BATCH_MIN` views on, by :class:`~sidecar.checks.refusal_batch.BatchScorer`,
-        which makes no string per word; below that one by one, which is then cheaper."""
+        """:meth:`score` of each view (with its phrase), in one batch, by
+        :class:`~sidecar.checks.refusal_batch.BatchScorer`, which makes no string per word.
+        Without its compiled part, below :data:`BATCH_MIN` views one by one, which is then
+        cheaper; with it, always (one text costs a third of :meth:`score`)."""
         if len(views) != len(phrases):
             raise ValueError("score_many: one phrase (or None) per view")
-        if len(views) < BATCH_MIN:
+        if not views:
+            return []
+        if len(views) < BATCH_MIN and not compiled():
             return [self.score(v, p) for v, p in zip(views, phrases, strict=True)]
         return self.batch_scorer().score(views, phrases)
 
     def batch_scorer(self) -> BatchScorer:
-        """The numpy scorer of :meth:`score_many`, built on first use (about 0.07 s and
-        3 MB for the shipped model: it hashes the vocabulary into a table)."""
+        """The batch scorer of :meth:`score_many` (compiled where it was built, else numpy),
+        made on first use (about 0.07 s and 3 MB for the shipped model: it hashes the
+        vocabulary into a table)."""
         if self._batch is None:
             from .refusal_batch import BatchScorer
 

@@ -1,9 +1,11 @@
-"""The numpy batch scorer of the refusal model against the dictionary scorer it replaces on
-batches: the same scores for every text, whatever its spaces, script or length."""
+"""The batch scorers of the refusal model (numpy, and the compiled one where it was built)
+against the dictionary scorer they replace on batches: the same scores for every text,
+whatever its spaces, script or length."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -14,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sidecar.checks import refusal_batch
+from sidecar.checks import refusal_batch, refusal_model
 from sidecar.checks.base import CheckContext
 from sidecar.checks.refusal import (
     DEFAULT_PHRASES,
@@ -63,11 +65,26 @@ def _texts() -> list[str]:
     return labelled + answers
 
 
+_SCORERS: dict[int, tuple[RefusalModel, list[BatchScorer]]] = {}
+
+
+def _scorers(model: RefusalModel) -> list[BatchScorer]:
+    """numpy's and, where it was built, the compiled one (made once per model)."""
+    if id(model) not in _SCORERS:
+        scorers = [BatchScorer(model, native=False)]
+        if refusal_model.compiled():
+            scorers.append(BatchScorer(model, native=True))
+        _SCORERS[id(model)] = (model, scorers)
+    return _SCORERS[id(model)][1]
+
+
 def _assert_equal(model: RefusalModel, views: list[View], phrases: list[str | None]) -> None:
-    got = model.batch_scorer().score(views, phrases)
-    assert len(got) == len(views)
-    for view, phrase, batch in zip(views, phrases, got, strict=True):
-        assert batch == model.score(view, phrase), view  # to the bit: sums are exact
+    for scorer in _scorers(model):
+        got = scorer.score(views, phrases)
+        assert len(got) == len(views)
+        for view, phrase, batch in zip(views, phrases, got, strict=True):
+            # to the bit: sums are exact
+            assert batch == model.score(view, phrase), (scorer.native, view)
 
 
 def test_equal_on_the_labelled_answers() -> None:
@@ -136,13 +153,18 @@ def test_a_batch_longer_than_a_chunk_is_scored_in_chunks(monkeypatch: pytest.Mon
     texts = _texts()[:60]
     views = [model_view(t) for t in texts]
     phrases: list[str | None] = [None] * len(views)
-    whole = BatchScorer(default_model()).score(views, phrases)
+    whole = BatchScorer(default_model(), native=False).score(views, phrases)
     monkeypatch.setattr(refusal_batch, "CHUNK_CHARS", 500)
-    chunked = BatchScorer(default_model()).score(views, phrases)
-    assert chunked == whole
+    for scorer in _scorers(default_model()):
+        assert scorer.score(views, phrases) == whole
 
 
-def test_score_many_batches_from_batch_min(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("built", [False, True])
+def test_score_many_batches_from_batch_min(monkeypatch: pytest.MonkeyPatch, built: bool) -> None:
+    """Without the compiled scorer, from BATCH_MIN texts on; with it, from one."""
+    if built and not refusal_model.compiled():
+        pytest.skip("the compiled scorer is not built")
+    monkeypatch.setattr(refusal_model, "compiled", lambda: built)
     model = default_model()
     views = [model_view(t) for t in _texts()[: BATCH_MIN + 2]]
     calls: list[int] = []
@@ -154,12 +176,75 @@ def test_score_many_batches_from_batch_min(monkeypatch: pytest.MonkeyPatch) -> N
 
     monkeypatch.setattr(BatchScorer, "score", counted)
     few = model.score_many(views[: BATCH_MIN - 1], [None] * (BATCH_MIN - 1))
-    assert calls == [] and len(few) == BATCH_MIN - 1
+    assert calls == ([BATCH_MIN - 1] if built else []) and len(few) == BATCH_MIN - 1
+    assert few == [model.score(v, None) for v in views[: BATCH_MIN - 1]]
+    calls.clear()
     many = model.score_many(views, [None] * len(views))
     assert calls == [len(views)]
     assert many == [model.score(v, None) for v in views]
     with pytest.raises(ValueError, match="one phrase"):
         model.score_many(views, [None])
+
+
+def test_the_compiled_scorer_is_built() -> None:
+    """pip builds it wherever a C compiler is found (CI has one): without it the numpy scorer
+    is used, which is slower, so a build that lost it must not pass unnoticed."""
+    if not refusal_model.compiled():
+        message = "sidecar/checks/_refusal_native.c was not built (pip install -e . builds it)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    assert default_model().batch_scorer().native
+
+
+def test_a_scorer_that_must_be_compiled_says_it_is_not_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(refusal_batch, "_native_sums", lambda table: None)
+    assert not BatchScorer(default_model()).native  # the default falls back to numpy
+    with pytest.raises(RuntimeError, match="compiled refusal scorer is not built"):
+        BatchScorer(default_model(), native=True)
+
+
+@pytest.mark.skipif(not refusal_model.compiled(), reason="the compiled scorer is not built")
+def test_the_compiled_scorer_refuses_what_it_cannot_read() -> None:
+    """Wrong arguments raise, they never read past a buffer."""
+    from sidecar.checks import _refusal_native
+
+    scorer = BatchScorer(default_model(), native=True)
+    table = scorer._table
+    slots = np.zeros((len(table.keys) + 1, 3), dtype=np.uint64)
+    prefixes = tuple((1, 1) for _ in range(9))
+    limits = (40, 8, 4, 8)
+    shift = int(table.shift)
+
+    def call(*parts: object, **changed: object) -> object:
+        args: dict[str, object] = {
+            "prefixes": prefixes,
+            "limits": limits,
+            "slots": slots.data,
+            "shift": shift,
+            "reach": table.reach,
+            **changed,
+        }
+        return _refusal_native.sums(*parts, 3, *args.values())  # type: ignore[arg-type]
+
+    one = (["a b"], ["a"], [""], ["b"])
+    assert call(*one) == ([0], [0])  # an empty table: nothing found, nothing added
+    with pytest.raises(ValueError, match="one of each part"):
+        call(["a"], ["a", "b"], [""], [""])
+    with pytest.raises(TypeError, match="must be a str"):
+        call([b"bytes"], ["a"], [""], [""])
+    with pytest.raises(ValueError, match="9 prefixes"):
+        call(*one, prefixes=prefixes[:8])
+    with pytest.raises(ValueError, match="do not match"):
+        call(*one, slots=slots[:-1].data)
+    with pytest.raises(ValueError, match="do not match"):
+        call(*one, shift=shift + 1)
+    with pytest.raises(ValueError, match="bad table shape"):
+        call(*one, shift=0)
+    with pytest.raises(TypeError):
+        call(*one, slots="not a buffer")
 
 
 def test_name_hash_composes() -> None:

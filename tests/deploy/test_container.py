@@ -75,8 +75,10 @@ def test_multi_stage_from_a_pinned_slim_python() -> None:
     resolved = [re.sub(r"\$\{(\w+)\}", lambda m: args[m.group(1)], i) for i in images]
     for image in resolved:
         assert re.fullmatch(r"python:3\.11\.\d+-slim(-\w+)?", image), image
-    build_stage = next(a for w, a in ins if w == "RUN")
+    last_from = max(i for i, (w, _) in enumerate(ins) if w == "FROM")
+    build_stage = " ".join(a for w, a in ins[:last_from] if w == "RUN")
     assert "pip wheel" in build_stage
+    assert "gcc" in build_stage  # the compiled scorer is built, not left out
 
 
 def test_final_stage_installs_wheels_without_build_tools() -> None:
@@ -151,15 +153,18 @@ def test_dockerignore_keeps_the_context_small() -> None:
 
 
 def test_wheel_ships_the_data_the_app_loads(tmp_path: Path) -> None:
-    """The image installs a wheel; the rules schema and default pack must be inside it."""
+    """The image installs a wheel; the rules schema and default pack must be inside it, and
+    the refusal model's compiled scorer, built from source (the build stage has gcc)."""
     src = tmp_path / "project"
     src.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        if (REPO / name).exists():
-            (src / name).write_bytes((REPO / name).read_bytes())
+    for name in ("pyproject.toml", "setup.py", "README.md"):
+        (src / name).write_bytes((REPO / name).read_bytes())
+    # what .dockerignore lets in: no compiled module of an in-place build
     subprocess.run(
         ["cp", "-r", str(REPO / "sidecar"), str(src / "sidecar")], check=True, timeout=60
     )
+    for built in (src / "sidecar").rglob("*.so"):
+        built.unlink()
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", "out", "./project"],
         capture_output=True,
@@ -177,3 +182,5 @@ def test_wheel_ships_the_data_the_app_loads(tmp_path: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "sidecar/data/rules.schema.json" in names
     assert "sidecar/data/default.yaml" in names
+    assert "sidecar/checks/_refusal_native.pyi" in names
+    assert any(re.fullmatch(r"sidecar/checks/_refusal_native\..*\.so", n) for n in names), names

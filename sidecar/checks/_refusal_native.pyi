@@ -1,0 +1,17 @@
+"""Types of the compiled part of the refusal scorer (``_refusal_native.c``)."""
+
+from typing_extensions import Buffer
+
+def sums(
+    heads: list[str],
+    openings: list[str],
+    afters: list[str],
+    tails: list[str],
+    base: int,
+    prefixes: tuple[tuple[int, int], ...],
+    limits: tuple[int, int, int, int],
+    slots: Buffer,
+    shift: int,
+    reach: int,
+    /,
+) -> tuple[list[int], list[int]]: ...
