@@ -114,7 +114,15 @@ async def produce(
 async def read_topic(
     bootstrap: str, topic: str, *, expect: int, timeout: float = 30.0
 ) -> list[Any]:
-    """Read a topic from the start (no group) until ``expect`` records or the timeout."""
+    """Read a topic (no group) until ``expect`` records or the timeout; each offset once, in
+    offset order per partition.
+
+    It reads from offset 0, not from the offset the broker calls earliest, and it goes back
+    for offsets it passed over: when two producers write to one partition at once, the
+    embedded broker can store their batches out of offset order, and then it names a later
+    batch's offset as the earliest, or a fetch passes over a batch. Test topics are new and
+    never truncated, so 0 is where each partition starts.
+    """
     consumer = AIOKafkaConsumer(
         bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest"
     )
@@ -129,15 +137,30 @@ async def read_topic(
             parts = consumer.partitions_for_topic(topic)
         tps = [TopicPartition(topic, p) for p in sorted(parts or {0})]
         consumer.assign(tps)
-        await consumer.seek_to_beginning(*tps)
-        out: list[Any] = []
+        for tp in tps:
+            consumer.seek(tp, 0)
+        seen: dict[tuple[int, int], Any] = {}
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        while len(out) < expect and loop.time() < deadline:
+        progress = loop.time()
+        while len(seen) < expect and loop.time() < deadline:
             data = await consumer.getmany(timeout_ms=200)
-            for msgs in data.values():
-                out.extend(msgs)
-        return out
+            before = len(seen)
+            for tp, msgs in data.items():
+                for m in msgs:
+                    seen.setdefault((tp.partition, m.offset), m)
+            if len(seen) > before:
+                progress = loop.time()
+            elif loop.time() - progress > 1.0:
+                progress = loop.time()
+                for tp in tps:  # back to the first offset below the high watermark not read
+                    have = {o for p, o in seen if p == tp.partition}
+                    gap = next(
+                        (o for o in range(consumer.highwater(tp) or 0) if o not in have), None
+                    )
+                    if gap is not None:
+                        consumer.seek(tp, gap)
+        return [seen[k] for k in sorted(seen)]
     finally:
         await consumer.stop()
 
