@@ -13,7 +13,6 @@ setup(
             "sidecar.checks._refusal_native",
             ["sidecar/checks/_refusal_native.c"],
             optional=True,
-            extra_compile_args=["-O2"],
         )
     ]
 )

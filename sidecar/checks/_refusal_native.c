@@ -243,9 +243,15 @@ sums(PyObject *Py_UNUSED(module), PyObject *args)
         PyErr_Format(PyExc_ValueError, "refusal scorer: %d prefixes expected", N_PREFIXES);
         return NULL;
     }
-    if (shift < 1 || shift > 63 || reach < 0) {
+    if (shift < 1 || shift > 63 || reach < 0 || (uint64_t)reach >= 1ULL << (64 - shift)) {
         PyErr_SetString(PyExc_ValueError, "refusal scorer: bad table shape");
         return NULL;
+    }
+    for (int i = 0; i < 4; i++) {
+        if (limits[i] < 1) {
+            PyErr_SetString(PyExc_ValueError, "refusal scorer: token limits must be positive");
+            return NULL;
+        }
     }
     Model m = {.base = base,
                .pair_tokens = limits[0],
@@ -265,7 +271,8 @@ sums(PyObject *Py_UNUSED(module), PyObject *args)
     PyObject *out0 = NULL, *out1 = NULL, *result = NULL;
     Toks toks = {NULL, 0, 0};
     const uint64_t size = 1ULL << (64 - shift);
-    if ((uint64_t)slots.len != (size + 1) * sizeof(Slot) ||
+    /* divided, not multiplied: (size + 1) * sizeof(Slot) wraps round for the largest sizes */
+    if ((size_t)slots.len % sizeof(Slot) || (uint64_t)slots.len / sizeof(Slot) != size + 1 ||
         (uintptr_t)slots.buf % _Alignof(Slot)) {
         PyErr_SetString(PyExc_ValueError, "refusal scorer: the slots do not match the shift");
         goto done;

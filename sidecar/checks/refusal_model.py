@@ -33,6 +33,7 @@ import gzip
 import json
 import math
 import re
+import threading
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -278,6 +279,10 @@ def sigmoid(z: float) -> float:
     return e / (1.0 + e)
 
 
+_BATCH_LOCK = threading.Lock()
+"""Held while a model's batch scorer is made (rarely: once per model)."""
+
+
 @cache
 def compiled() -> bool:
     """Whether the batch scorer's compiled part was built with the package (``setup.py``
@@ -350,11 +355,13 @@ class RefusalModel:
     def batch_scorer(self) -> BatchScorer:
         """The batch scorer of :meth:`score_many` (compiled where it was built, else numpy),
         made on first use (about 0.07 s and 3 MB for the shipped model: it hashes the
-        vocabulary into a table)."""
+        vocabulary into a table). Threads that ask at once wait for one to make it."""
         if self._batch is None:
-            from .refusal_batch import BatchScorer
+            with _BATCH_LOCK:
+                if self._batch is None:
+                    from .refusal_batch import BatchScorer
 
-            self._batch = BatchScorer(self)
+                    self._batch = BatchScorer(self)
         return self._batch
 
     def explain(

@@ -197,6 +197,37 @@ def test_the_compiled_scorer_is_built() -> None:
     assert default_model().batch_scorer().native
 
 
+def test_threads_that_score_first_at_once_share_one_batch_scorer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Single texts go through the batch scorer too, so a service's first events come from
+    several threads at once: one scorer is made, not one each."""
+    model = RefusalModel(weights=dict(default_model().weights), bias=default_model().bias)
+    made: list[int] = []
+    real = BatchScorer.__init__
+
+    def counted(self: BatchScorer, *args: object, **kwargs: object) -> None:
+        made.append(1)
+        real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(BatchScorer, "__init__", counted)
+    view = model_view("I'm sorry, but I can't help with that.")
+    start = threading.Barrier(8)
+    scores: list[object] = []
+
+    def first() -> None:
+        start.wait()
+        scores.append(model.score_many([view] * BATCH_MIN, [None] * BATCH_MIN))
+
+    threads = [threading.Thread(target=first) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert made == [1]
+    assert len(scores) == 8 and all(s == scores[0] for s in scores)
+
+
 def test_a_scorer_that_must_be_compiled_says_it_is_not_built(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -241,8 +272,13 @@ def test_the_compiled_scorer_refuses_what_it_cannot_read() -> None:
         call(*one, slots=slots[:-1].data)
     with pytest.raises(ValueError, match="do not match"):
         call(*one, shift=shift + 1)
+    for wrong in (0, 1, 2, 3, 64):  # 1-3: a size whose byte count wraps round in 64 bits
+        with pytest.raises(ValueError, match=r"bad table shape|do not match"):
+            call(*one, shift=wrong, slots=slots[:1].data, reach=0)
     with pytest.raises(ValueError, match="bad table shape"):
-        call(*one, shift=0)
+        call(*one, reach=len(table.keys))
+    with pytest.raises(ValueError, match="must be positive"):
+        call(*one, limits=(40, 0, 4, 8))
     with pytest.raises(TypeError):
         call(*one, slots="not a buffer")
 
