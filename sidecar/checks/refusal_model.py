@@ -317,8 +317,7 @@ class RefusalModel:
     Its weights are in units of 1/:data:`FIXED` (see there)."""
     _bias: tuple[int, int] = field(init=False, repr=False)
     _batch: BatchScorer | None = field(init=False, repr=False, default=None)
-    """The batch scorer of :meth:`score_many`, made on its first batch of
-    :data:`BATCH_MIN` or more."""
+    """The batch scorer of :meth:`score_many`, made on first use (see :meth:`batch_scorer`)."""
 
     def __post_init__(self) -> None:
         heads: tuple[dict[str, int], dict[str, int]] = ({}, {})

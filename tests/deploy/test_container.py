@@ -183,4 +183,8 @@ def test_wheel_ships_the_data_the_app_loads(tmp_path: Path) -> None:
     assert "sidecar/data/rules.schema.json" in names
     assert "sidecar/data/default.yaml" in names
     assert "sidecar/checks/_refusal_native.pyi" in names
-    assert any(re.fullmatch(r"sidecar/checks/_refusal_native\..*\.so", n) for n in names), names
+    if not any(re.fullmatch(r"sidecar/checks/_refusal_native\..*\.so", n) for n in names):
+        message = f"the wheel has no compiled refusal scorer (no C compiler?): {sorted(names)}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
