@@ -314,11 +314,13 @@ class BatchScorer:
             np.fromiter((head.get(n, 0) for n in names), dtype=np.float64, count=len(names))
             for head in (refusal, full)
         ]
-        self._table = _Table(keys, columns)
+        table = _Table(keys, columns)
         self._bias = model._bias
-        self._native = _native_sums(self._table) if native is not False else None
+        self._native = _native_sums(table) if native is not False else None
         if native and self._native is None:
             raise RuntimeError("the compiled refusal scorer is not built")
+        # The compiled scorer keeps its own copy of the table: numpy's is kept only for numpy.
+        self._table = None if self._native is not None else table
 
     @property
     def native(self) -> bool:
@@ -419,9 +421,11 @@ class BatchScorer:
         leads = (back[en] == ENDING_TOKENS - 1) | (rank[en] == 0)
         _grams(add, _ENDING, t_hash[lo:hi][en], t_len[lo:hi][en], leads, event[en], up)
 
-        slot = self._table.find(np.concatenate(keys))
+        table = self._table
+        assert table is not None, "numpy's table is made when the compiled scorer is not used"
+        slot = table.find(np.concatenate(keys))
         who = np.concatenate(owner)
-        w0, w1 = self._table.weights
+        w0, w1 = table.weights
         s0 = np.bincount(who, weights=w0[slot], minlength=n)
         s1 = np.bincount(who[words:], weights=w1[slot[words:]], minlength=n)
         # the sums are whole numbers below 2**53, so exact in a float64 (see FIXED)

@@ -242,8 +242,9 @@ def test_the_compiled_scorer_refuses_what_it_cannot_read() -> None:
     """Wrong arguments raise, they never read past a buffer."""
     from sidecar.checks import _refusal_native
 
-    scorer = BatchScorer(default_model(), native=True)
-    table = scorer._table
+    table = BatchScorer(default_model(), native=False)._table
+    assert table is not None
+    assert BatchScorer(default_model(), native=True)._table is None  # it keeps its own copy
     slots = np.zeros((len(table.keys) + 1, 3), dtype=np.uint64)
     prefixes = tuple((1, 1) for _ in range(9))
     limits = (40, 8, 4, 8)
