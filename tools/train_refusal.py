@@ -24,6 +24,7 @@ names them) is read here.
     pip install -e '.[dev]'
     python tools/fetch_detector_data.py --out data/detectors
     python tools/train_refusal.py --data data/detectors [--out sidecar/data/refusal_model.json.gz]
+    python tools/train_refusal.py --data data/detectors --curve   # would more labels help?
 
 Needs scikit-learn (in the ``dev`` extra); the package itself never imports it.
 """
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import sys
 import time
 from collections import Counter
@@ -327,6 +329,46 @@ def pick(tried: Sequence[Choice]) -> Choice:
     return max(tried, key=lambda c: c.accuracy)
 
 
+CURVE_SHARES = (0.0, 0.25, 0.5, 1.0)
+CURVE_FOLDS = 5
+
+
+def curve(
+    rows: Sequence[Row],
+    C: float,
+    veto: float,
+    alone: float,
+    shares: Sequence[float] = CURVE_SHARES,
+    folds: int = CURVE_FOLDS,
+    seed: int = 1,
+) -> list[tuple[float, Confusion]]:
+    """A learning curve over the project's own labels: are more of them worth making?
+
+    The rows labelled by the project (:data:`LABELLED_SOURCE` and :data:`OWN_SOURCE`) are cut
+    into ``folds`` folds. For each share, each fold is predicted by a model trained on every
+    other source and that share of the other folds' labelled rows (always the same rows first,
+    so each share holds the smaller ones). The fixed ``C``, ``veto`` and ``alone`` keep the
+    comparison about the data alone. Returns each share with the refusal confusion pooled
+    over the folds; a flat curve says the model, not the number of labels, is the limit."""
+    own = (LABELLED_SOURCE, OWN_SOURCE)
+    labelled = [r for r in rows if r.source in own and training_label(r) is not None]
+    rest = [r for r in rows if r.source not in own]
+    if len(labelled) < folds:
+        raise ValueError(f"{len(labelled)} labelled rows: need at least {folds} for {folds} folds")
+    rng = random.Random(seed)
+    order = rng.sample(labelled, len(labelled))
+    parts = [order[k::folds] for k in range(folds)]
+    out = []
+    for share in shares:
+        pooled = Confusion()
+        for k, test in enumerate(parts):
+            train = [r for j, part in enumerate(parts) if j != k for r in part]
+            model = fit(rest + train[: round(len(train) * share)], C)
+            pooled += evaluate(_check(model, veto, alone), test)["refusal"]
+        out.append((share, pooled))
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, required=True, help="directory of normalised JSONL files")
@@ -344,6 +386,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the project's three-way training labels (DATA.md); 'none' to train without",
     )
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument(
+        "--curve",
+        action="store_true",
+        help="write no model: print a learning curve over the project's labels (see curve())"
+        " with --fixed, or the shipped model's C, veto and alone",
+    )
     args = ap.parse_args(argv)
 
     rows = load_dir(args.data, args.sources.split(",") if args.sources else None)
@@ -360,6 +408,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     for (source, label), n in sorted(counts.items()):
         print(f"  {source:<24} {label:<16} {n:6d}")
     started = time.perf_counter()
+    if args.curve:
+        if args.fixed:
+            C, veto, alone = (float(x) for x in args.fixed.split(","))
+        else:
+            shipped = RefusalModel.load(DEFAULT_OUT)
+            C, veto, alone = float(shipped.meta["C"]), shipped.veto, shipped.alone
+        print(f"learning curve, {CURVE_FOLDS}-fold, C={C} veto={veto} alone={alone}:")
+        for share, scores in curve(rows, C, veto, alone):
+            print(f"  {share:4.0%} of the other folds' labels: refusal {scores.row()}")
+        print(f"in {time.perf_counter() - started:.1f} s")
+        return 0
     if args.fixed:
         C, veto, alone = (float(x) for x in args.fixed.split(","))
         best = Choice(C, veto, alone, float("nan"))

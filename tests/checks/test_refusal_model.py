@@ -425,6 +425,28 @@ def test_the_trainer_says_so_when_no_source_is_large_enough_to_hold_out() -> Non
         choose(small)
 
 
+def test_the_learning_curve_folds_the_projects_labels_and_grows_their_share() -> None:
+    from tools.train_refusal import LABELLED_SOURCE, OWN_SOURCE, Row, curve
+
+    # Public rows in words the labelled ones never use, half of each class: trained on them
+    # alone, the model knows nothing of the labelled rows' words.
+    public = [Row("pub", f"alpha beta gamma {i}", "full_refusal", False) for i in range(10)] + [
+        Row("pub", f"delta epsilon zeta {i}", "compliance", False) for i in range(10)
+    ]
+    declines = [f"Absolutely not, pick another topic than {w}." for w in "abcdefghij"]
+    answers = [f"The capital of {w} lies on the river, by the old bridge." for w in "abcdefghij"]
+    labelled = [Row(LABELLED_SOURCE, t, "full_refusal", True) for t in declines[:6]]
+    labelled += [Row(OWN_SOURCE, t, "full_refusal", False) for t in declines[6:]]
+    labelled += [Row(LABELLED_SOURCE, t, "compliance", True) for t in answers]
+    got = curve(public + labelled, 1.0, 0.3, 0.6, shares=(0.0, 1.0), folds=5)
+    assert [share for share, _ in got] == [0.0, 1.0]
+    assert all(scores.n == len(labelled) for _, scores in got)  # each labelled row once
+    (_, none), (_, every) = got
+    assert none.accuracy <= 0.6 < 0.9 <= every.accuracy
+    with pytest.raises(ValueError, match="folds"):
+        curve(public + labelled[:3], 1.0, 0.3, 0.6)
+
+
 LIST_ANSWER = (
     "\n1. Cost: plants are expensive to build.\n2. Safety: newer designs fail safe."
     "\n3. Waste: storage is still argued about."
