@@ -355,18 +355,21 @@ def _setup_logging(
     logging.getLogger("aiokafka").setLevel(max(logging.getLevelName(level), logging.WARNING))
 
 
+_SCORER_STATES = {
+    "built": "compiled",
+    "missing": "numpy (the compiled one was not built: install with a C compiler to build it)",
+    "stale": "numpy (the compiled one was built from another version of its C file:"
+    " pip install -e . rebuilds it)",
+}
+
+
 def _dispatch(args: argparse.Namespace) -> int:
     cmd = args.command
     if cmd == "version":
-        from .checks.refusal_model import compiled
+        from .checks.refusal_model import native_state
 
         print(f"llm-sidecar {__version__}")
-        print(
-            "refusal model's batch scorer: compiled"
-            if compiled()
-            else "refusal model's batch scorer: numpy (the compiled one was not built: install"
-            " with a C compiler to build it)"
-        )
+        print("refusal model's batch scorer: " + _SCORER_STATES[native_state()])
         return EXIT_OK
     if cmd == "validate":
         return _validate(args)

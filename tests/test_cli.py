@@ -60,9 +60,12 @@ def test_version(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyP
     out = capsys.readouterr().out
     assert out.startswith("llm-sidecar ")
     assert ("scorer: compiled" in out) == refusal_model.compiled()
-    monkeypatch.setattr(refusal_model, "compiled", lambda: False)
+    monkeypatch.setattr(refusal_model, "native_state", lambda: "missing")
     assert main(["version"]) == 0
     assert "scorer: numpy (the compiled one was not built" in capsys.readouterr().out
+    monkeypatch.setattr(refusal_model, "native_state", lambda: "stale")
+    assert main(["version"]) == 0
+    assert "another version of its C file: pip install -e . rebuilds it" in capsys.readouterr().out
 
 
 def test_validate_accepts_the_shipped_packs(capsys: pytest.CaptureFixture[str]) -> None:

@@ -310,12 +310,30 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* The SHA-256 of this file as it was built (setup.py passes it), so that a test can tell a
+   module built from an older version of the file, as an editable install leaves it. */
+#ifndef SOURCE_SHA256
+#define SOURCE_SHA256 ""
+#endif
+
+static int
+exec_module(PyObject *m)
+{
+    return PyModule_AddStringConstant(m, "SOURCE_SHA256", SOURCE_SHA256);
+}
+
+static PyModuleDef_Slot slots[] = {
+    {Py_mod_exec, exec_module},
+    {0, NULL},
+};
+
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "sidecar.checks._refusal_native",
     .m_doc = "The refusal model's word features in C (see refusal_batch.py).",
     .m_size = 0,
     .m_methods = methods,
+    .m_slots = slots,
 };
 
 PyMODINIT_FUNC

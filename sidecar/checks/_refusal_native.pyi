@@ -2,6 +2,9 @@
 
 from typing_extensions import Buffer
 
+SOURCE_SHA256: str
+"""SHA-256 of the C file this module was built from."""
+
 def sums(
     heads: list[str],
     openings: list[str],

@@ -53,6 +53,7 @@ from .refusal_model import (
     View,
     compiled,
     find_pivot,
+    native_state,
     shape_features,
     sigmoid,
 )
@@ -267,11 +268,11 @@ _Sums = Callable[[list[str], list[str], list[str], list[str]], tuple[list[int], 
 
 def _native_sums(table: _Table) -> _Sums | None:
     """The compiled scorer's ``sums`` with the model's table and this process's hash bound,
-    or None where it was not built."""
-    try:
-        from ._refusal_native import sums as native
-    except ImportError:
+    or None where it is not used (:func:`~.refusal_model.native_state`)."""
+    if native_state() != "built":
         return None
+    from ._refusal_native import sums as native
+
     # The compiled scorer names three prefixes "b0:" to "b2:"; the model's format fixes it.
     assert BEGIN_TOKENS == 3, "the compiled refusal scorer takes three opening places"
     names = ("o:", "o:^ ", *(f"b{i}:" for i in range(BEGIN_TOKENS)), "p:", "p:^ ", "e:", "e:^ ")
@@ -318,7 +319,8 @@ class BatchScorer:
         self._bias = model._bias
         self._native = _native_sums(table) if native is not False else None
         if native and self._native is None:
-            raise RuntimeError("the compiled refusal scorer is not built")
+            why = "is not built" if native_state() != "stale" else "is stale (see native_state)"
+            raise RuntimeError(f"the compiled refusal scorer {why}")
         # The compiled scorer keeps its own copy of the table: numpy's is kept only for numpy.
         self._table = None if self._native is not None else table
 

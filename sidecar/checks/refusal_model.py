@@ -30,7 +30,9 @@ numpy (:mod:`sidecar.checks.refusal_batch`), to the same bits.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
+import logging
 import math
 import re
 import threading
@@ -48,6 +50,8 @@ import ahocorasick
 if TYPE_CHECKING:
     from .refusal_batch import BatchScorer
 
+log = logging.getLogger(__name__)
+
 __all__ = [
     "HEADS",
     "HEAD_CHARS",
@@ -58,6 +62,7 @@ __all__ = [
     "RefusalScore",
     "View",
     "compiled",
+    "native_state",
     "default_model",
     "features",
     "find_pivot",
@@ -284,14 +289,34 @@ _BATCH_LOCK = threading.Lock()
 
 
 @cache
-def compiled() -> bool:
+def native_state() -> Literal["built", "missing", "stale"]:
     """Whether the batch scorer's compiled part was built with the package (``setup.py``
-    builds it where a C compiler is found)."""
+    builds it where a C compiler is found), and from the C file beside it where there is one.
+
+    An installed package has no C file. A source checkout does, and an editable install keeps
+    the module it built until it is installed again: after the file changes, that module is
+    old code (``stale``), so numpy scores instead and a warning says how to rebuild."""
     try:
-        from . import _refusal_native  # noqa: F401
+        from . import _refusal_native
     except ImportError:
-        return False
-    return True
+        return "missing"
+    try:
+        source = Path(__file__).with_name("_refusal_native.c").read_bytes()
+    except OSError:
+        return "built"
+    if getattr(_refusal_native, "SOURCE_SHA256", "") != hashlib.sha256(source).hexdigest():
+        log.warning(
+            "the refusal model's compiled scorer was built from another version of %s; "
+            "scoring with numpy instead (pip install -e . rebuilds it)",
+            "sidecar/checks/_refusal_native.c",
+        )
+        return "stale"
+    return "built"
+
+
+def compiled() -> bool:
+    """Whether the compiled scorer is used (:func:`native_state` says why not)."""
+    return native_state() == "built"
 
 
 @dataclass(slots=True)

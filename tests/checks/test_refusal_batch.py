@@ -188,13 +188,40 @@ def test_score_many_batches_from_batch_min(monkeypatch: pytest.MonkeyPatch, buil
 
 def test_the_compiled_scorer_is_built() -> None:
     """pip builds it wherever a C compiler is found (CI has one): without it the numpy scorer
-    is used, which is slower, so a build that lost it must not pass unnoticed."""
-    if not refusal_model.compiled():
+    is used, which is slower, so a build that lost it must not pass unnoticed. A module built
+    from another version of the C file fails everywhere: the tests would test old code."""
+    state = refusal_model.native_state()
+    assert state != "stale", "_refusal_native.c changed since it was built: pip install -e ."
+    if state == "missing":
         message = "sidecar/checks/_refusal_native.c was not built (pip install -e . builds it)"
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
     assert default_model().batch_scorer().native
+
+
+@pytest.mark.skipif(not refusal_model.compiled(), reason="the compiled scorer is not built")
+def test_a_module_built_from_another_version_of_the_c_file_is_not_used(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An editable install keeps the module it built after the C file changes: numpy scores
+    then, and a warning says to rebuild."""
+    from sidecar.checks import _refusal_native
+
+    refusal_model.native_state.cache_clear()
+    monkeypatch.setattr(_refusal_native, "SOURCE_SHA256", "0" * 64)
+    try:
+        with caplog.at_level("WARNING", logger="sidecar.checks.refusal_model"):
+            assert refusal_model.native_state() == "stale"
+        assert not refusal_model.compiled()
+        assert "pip install -e ." in caplog.text
+        assert not BatchScorer(default_model()).native
+        with pytest.raises(RuntimeError, match="compiled refusal scorer is stale"):
+            BatchScorer(default_model(), native=True)
+    finally:
+        monkeypatch.undo()
+        refusal_model.native_state.cache_clear()
+    assert refusal_model.native_state() == "built"
 
 
 def test_threads_that_score_first_at_once_share_one_batch_scorer(

@@ -6,6 +6,7 @@ wheel its build stage makes is built the same way and inspected.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -188,3 +189,17 @@ def test_wheel_ships_the_data_the_app_loads(tmp_path: Path) -> None:
         if os.environ.get("CI") == "true":
             pytest.fail(message)
         pytest.skip(message)
+    # Built from this C file, with its digest compiled in (what tells a stale build apart).
+    (so,) = (n for n in names if re.fullmatch(r"sidecar/checks/_refusal_native\..*\.so", n))
+    (tmp_path / "mod").mkdir()
+    (tmp_path / "mod" / Path(so).name).write_bytes(zipfile.ZipFile(wheel).read(so))
+    probe = subprocess.run(
+        [sys.executable, "-c", "import _refusal_native as m; print(m.SOURCE_SHA256)"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path / "mod",
+        check=True,
+    )
+    source = (REPO / "sidecar" / "checks" / "_refusal_native.c").read_bytes()
+    assert probe.stdout.strip() == hashlib.sha256(source).hexdigest()
