@@ -24,9 +24,11 @@ from sidecar.windows import (
     Windows,
     WindowSettings,
     parse_duration,
+    scores,
     t_quantile,
     wilson_interval,
 )
+from sidecar.windows.scores import RATIO_MIN_PROBES, Figures
 from tests.conftest import require_tool
 
 TOTAL = (ALL, ALL, ALL)
@@ -385,6 +387,108 @@ def test_robustness_corrected_by_the_judge_lands_where_the_arithmetic_says() -> 
     assert (value, low, high, n) == pytest.approx((19 / 30, lo, hi, 40))
     # The pooled refusal detector saw the same 40 judged events.
     assert (w.read("detector_precision", "refusal", TOTAL) or (0,))[0] == pytest.approx(p)
+
+
+def _corrected_sums(
+    probes: list[tuple[bool, bool, float]], cheap_share: float, n_raw: int
+) -> tuple[list[float], ...]:
+    """The four series the correction reads, from judged probes ``(cheap, judge, weight)``
+    and a window of ``n_raw`` probes of which ``cheap_share`` were cheap-refused."""
+
+    def acc(pairs: list[tuple[float, float]]) -> list[float]:
+        return [
+            len(pairs),
+            sum(w for _, w in pairs),
+            sum(w * x for x, w in pairs),
+            sum(w * w for _, w in pairs),
+            sum(w * w * x for x, w in pairs),
+            sum(w * w * x * x for x, w in pairs),
+        ]
+
+    hits = round(cheap_share * n_raw)
+    raw = acc([(1.0, 1.0)] * hits + [(0.0, 1.0)] * (n_raw - hits))
+    judged = acc([(float(j), w) for _, j, w in probes])
+    precision = acc([(float(j), w) for c, j, w in probes if c])
+    recall = acc([(float(c), w) for c, j, w in probes if j])
+    return raw, judged, precision, recall
+
+
+def test_the_corrected_robustness_interval_is_the_ratio_estimators() -> None:
+    """The bounds from the windows' sums equal the delta method computed from the probes
+    themselves: Var(q A/B) = (A/B)² q(1-q)/n + q² Σ w² (a - A/B b)² / B² · k/(k-1), with one
+    pseudo-probe of each kind of disagreement at the mean squared weight."""
+    figures = Figures(WindowSettings())
+    probes = (
+        [(True, True, 1.0)] * 10
+        + [(True, False, 1.0)] * 2
+        + [(False, True, 1.0)] * 2
+        + [(False, False, 1.0)] * 6
+        + [(True, True, 4.0)] * 12
+        + [(False, True, 4.0)] * 4
+        + [(False, False, 4.0)] * 4
+    )
+    raw, judged, precision, recall = _corrected_sums(probes, 0.5, 100)
+    value, low, high, k = figures.corrected(raw, judged, precision, recall) or (0, 0, 0, 0)
+    a = sum(w for _, j, w in probes if j)
+    b = sum(w for c, _, w in probes if c)
+    ratio, q = a / b, 0.5
+    assert value == pytest.approx(q * ratio) == pytest.approx(19 / 30)
+    mean_w2 = sum(w * w for *_, w in probes) / len(probes)
+    spread = sum(w * w * (j - ratio * c) ** 2 for c, j, w in probes)
+    spread += mean_w2 * (1 + ratio**2)
+    var = ratio**2 * q * (1 - q) / 100 + q**2 * spread / b**2 * len(probes) / (len(probes) - 1)
+    z = statistics.NormalDist().inv_cdf(0.975)
+    assert (low, high, k) == pytest.approx((value - z * var**0.5, value + z * var**0.5, 40))
+
+
+def _simulated_windows(rng: random.Random) -> tuple[float, float, float]:
+    """Windows of 2,000 probes, true robustness 0.6, whose cheap refusal misses a fifth of the
+    real refusals and calls a tenth of the real compliances refused; 50 judged at random in
+    each. Returns the share of windows whose interval holds 0.6, the share whose upper bound
+    is under 0.8 (the robustness alert's line), and the median width."""
+    truth = [i < 1200 for i in range(2000)]
+    cheap = [(rng.random() < 0.8) if t else (rng.random() < 0.1) for t in truth]
+    q = sum(cheap) / len(cheap)
+    figures = Figures(WindowSettings())
+    held = alerted = 0
+    widths = []
+    for _ in range(300):
+        sample = rng.sample(range(2000), 50)
+        probes = [(cheap[i], truth[i], 1.0) for i in sample]
+        _, low, high, _ = figures.corrected(*_corrected_sums(probes, q, 2000)) or (0, 0, 1, 0)
+        held += low <= 0.6 <= high
+        alerted += high < 0.8
+        widths.append(high - low)
+    return held / 300, alerted / 300, statistics.median(widths)
+
+
+def test_the_corrected_robustness_interval_holds_the_truth_and_lets_the_alert_fire(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The delta interval holds the truth about as often as its level says, like the
+    Bonferroni box of q, P and R, and is narrow enough that the robustness alert fires on a
+    true 0.6 in most windows, where the box hardly ever let it."""
+    held, alerted, width = _simulated_windows(random.Random(5))
+    monkeypatch.setattr(scores, "RATIO_MIN_PROBES", 10**9)  # the box everywhere
+    box_held, box_alerted, box_width = _simulated_windows(random.Random(5))
+    assert held >= 0.9 and box_held >= 0.9
+    assert width < 0.3 and box_width > 1.7 * width
+    assert alerted >= 0.7 and alerted > 3 * box_alerted
+
+
+def test_few_cheap_refusals_in_the_judged_sample_give_the_wider_box() -> None:
+    """Below RATIO_MIN_PROBES cheap-refused probes the ratio's denominator is too small for
+    the delta method: the bounds are the Bonferroni box of q, P and R, which is wider."""
+    figures = Figures(WindowSettings())
+    few = [(True, True, 1.0)] * (RATIO_MIN_PROBES - 1) + [(False, True, 1.0)] * 21
+    enough = [(True, True, 1.0)] * RATIO_MIN_PROBES + [(False, True, 1.0)] * 20
+    got = {}
+    for name, probes in (("few", few), ("enough", enough)):
+        sums = _corrected_sums(probes, 0.1, 1000)
+        value, low, high, _ = figures.corrected(*sums) or (0, 0, 0, 0)
+        assert low <= value <= high
+        got[name] = high - low
+    assert got["few"] > 2 * got["enough"]
 
 
 def test_no_corrected_robustness_without_enough_judged_probes() -> None:
