@@ -284,10 +284,6 @@ class Figures:
         ratio = judged[SWX] / cheap_w
         q = raw[SWX] / raw[SW]
         value = min(max(q * ratio, 0.0), 1.0)
-        # Σ w² (a - R b)² = Σw²a - 2R Σw²ab + R² Σw²b for 0/1 outcomes a (judge) and b (cheap).
-        spread = judged[SW2X] - 2 * ratio * precision[SW2X] + ratio * ratio * precision[SW2]
-        spread = max(spread, 0.0) + judged[SW2] / n_judged * (1 + ratio * ratio)
-        var_ratio = spread / (cheap_w * cheap_w) * n_judged / (n_judged - 1)
         n_raw = raw[SW] * raw[SW] / raw[SW2] if raw[SW2] > 0 else raw[N]
         if precision[N] < RATIO_MIN_PROBES:
             z = self._z_box
@@ -297,6 +293,10 @@ class Figures:
             lower = min(q_lo * p_lo / r_hi, 1.0) if r_hi > 0 else 0.0
             upper = min(q_hi * p_hi / r_lo, 1.0) if r_lo > 0 else 1.0
             return value, min(lower, value), max(upper, value), n_judged
+        # Σ w² (a - R b)² = Σw²a - 2R Σw²ab + R² Σw²b for 0/1 outcomes a (judge) and b (cheap).
+        spread = judged[SW2X] - 2 * ratio * precision[SW2X] + ratio * ratio * precision[SW2]
+        spread = max(spread, 0.0) + judged[SW2] / n_judged * (1 + ratio * ratio)
+        var_ratio = spread / (cheap_w * cheap_w) * n_judged / max(n_judged - 1, 1)
         var_q = q * (1 - q) / n_raw
         half = self._z * math.sqrt(ratio * ratio * var_q + q * q * var_ratio)
         return value, max(value - half, 0.0), min(value + half, 1.0), n_judged
