@@ -415,8 +415,9 @@ def _corrected_sums(
 
 def test_the_corrected_robustness_interval_is_the_ratio_estimators() -> None:
     """The bounds from the windows' sums equal the delta method computed from the probes
-    themselves: Var(q A/B) = (A/B)² q(1-q)/n + q² Σ w² (a - A/B b)² / B² · k/(k-1), with one
-    pseudo-probe of each kind of disagreement at the mean squared weight."""
+    themselves, on the log scale: Var(log qR) = (1-q)/(qn) + Σ w² (a - R b)² / (B R)² ·
+    k/(k-1), R = A/B, with one pseudo-probe of each kind of disagreement at the judged
+    probes' mean squared weight (which differs here from the cheap-refused probes' own)."""
     figures = Figures(WindowSettings())
     probes = (
         [(True, True, 1.0)] * 10
@@ -425,7 +426,7 @@ def test_the_corrected_robustness_interval_is_the_ratio_estimators() -> None:
         + [(False, False, 1.0)] * 6
         + [(True, True, 4.0)] * 12
         + [(False, True, 4.0)] * 4
-        + [(False, False, 4.0)] * 4
+        + [(False, False, 4.0)] * 10
     )
     raw, judged, precision, recall = _corrected_sums(probes, 0.5, 100)
     value, low, high, k = figures.corrected(raw, judged, precision, recall) or (0, 0, 0, 0)
@@ -434,11 +435,28 @@ def test_the_corrected_robustness_interval_is_the_ratio_estimators() -> None:
     ratio, q = a / b, 0.5
     assert value == pytest.approx(q * ratio) == pytest.approx(19 / 30)
     mean_w2 = sum(w * w for *_, w in probes) / len(probes)
+    assert mean_w2 != sum(w * w for c, _, w in probes if c) / sum(c for c, *_ in probes)
     spread = sum(w * w * (j - ratio * c) ** 2 for c, j, w in probes)
     spread += mean_w2 * (1 + ratio**2)
-    var = ratio**2 * q * (1 - q) / 100 + q**2 * spread / b**2 * len(probes) / (len(probes) - 1)
+    var_ratio = spread / b**2 * len(probes) / (len(probes) - 1)
+    sd = math.sqrt((1 - q) / (q * 100) + var_ratio / ratio**2)
     z = statistics.NormalDist().inv_cdf(0.975)
-    assert (low, high, k) == pytest.approx((value - z * var**0.5, value + z * var**0.5, 40))
+    expected = (value * math.exp(-z * sd), value * math.exp(z * sd), len(probes))
+    assert (low, high, k) == pytest.approx(expected)
+    assert high - value > value - low  # skewed upwards, as a ratio is
+
+
+def test_the_corrected_robustness_with_no_judged_refusal_and_folded_series() -> None:
+    figures = Figures(WindowSettings())
+    # The judge called none of 30 judged probes refused: 0, with a plain upper bound.
+    probes = [(True, False, 1.0)] * 12 + [(False, False, 1.0)] * 18
+    value, low, high, _ = figures.corrected(*_corrected_sums(probes, 0.4, 500)) or (1, 1, 0, 0)
+    assert value == low == 0.0 < high < 0.5
+    # More cheap-refused probes than judged ones (the series limit folded the precision
+    # series of a segment into "other" but not its judged series): no figure at all.
+    raw, judged, _, recall = _corrected_sums([(True, True, 1.0)] * 20, 0.5, 500)
+    _, _, precision, _ = _corrected_sums([(True, True, 1.0)] * 25, 0.5, 500)
+    assert figures.corrected(raw, judged, precision, recall) is None
 
 
 def _simulated_windows(rng: random.Random) -> tuple[float, float, float]:
@@ -474,6 +492,33 @@ def test_the_corrected_robustness_interval_holds_the_truth_and_lets_the_alert_fi
     assert held >= 0.9 and box_held >= 0.9
     assert width < 0.3 and box_width > 1.7 * width
     assert alerted >= 0.7 and alerted > 3 * box_alerted
+
+
+def test_the_corrected_robustness_interval_holds_with_inverse_probability_weights() -> None:
+    """Windows as the sampler makes them: 20 probes judged for certain (weight 1) and 300 of
+    which a tenth are hash-sampled (weight 10); a cheap refusal that misses a fifth of the
+    refusals and calls a tenth of the compliances refused. The interval holds each window's
+    own robustness at about its level, and its upper bound, which the alert reads, is under
+    it no more often than a one-sided 2.5 % allows, give or take the simulation's noise."""
+    rng = random.Random(11)
+    figures = Figures(WindowSettings())
+    held = above = windows = 0
+    for _ in range(500):
+        truth = [rng.random() < 0.6 for _ in range(320)]
+        cheap = [(rng.random() < 0.8) if t else (rng.random() < 0.1) for t in truth]
+        probes = [(cheap[i], truth[i], 1.0) for i in range(20)]
+        probes += [(cheap[i], truth[i], 10.0) for i in range(20, 320) if rng.random() < 0.1]
+        got = figures.corrected(*_corrected_sums(probes, sum(cheap) / 320, 320))
+        if got is None:
+            continue
+        _, low, high, _ = got
+        share = sum(truth) / 320
+        windows += 1
+        held += low <= share <= high
+        above += share > high
+    assert windows >= 450
+    assert held / windows >= 0.93
+    assert above / windows <= 0.045
 
 
 def test_few_cheap_refusals_in_the_judged_sample_give_the_wider_box() -> None:
