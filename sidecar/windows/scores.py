@@ -249,10 +249,11 @@ class Figures:
         ``raw`` is the window's cheap robustness (share of probes the cheap refusal called
         refused), ``judged`` the probes both scored (x: the judge called it refused),
         ``precision`` the judged probes the cheap refusal called refused (x: so did the judge),
-        ``recall`` those the judge called refused (x: so did the cheap one). With q the observed share, the estimate is ``q * P / R``,
-        clamped to [0, 1]. ``P / R`` equals the ratio ``A / B`` of the weight of judge-refused
-        probes to the weight of cheap-refused probes in the judged sample, which is how it is
-        computed (so it stays defined when the two never agree). No value below
+        ``recall`` those the judge called refused (x: so did the cheap one). With q the
+        observed share, the estimate is ``q * P / R``, clamped to [0, 1]. ``P / R`` equals the
+        ratio ``A / B`` of the weight of judge-refused probes to the weight of cheap-refused
+        probes in the judged sample, which is how it is computed (so it stays defined when the
+        two never agree). No value below
         ``min_judged`` judged probes, nor when no judged probe was cheap-refused (then the ratio
         has no denominator).
 
