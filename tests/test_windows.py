@@ -536,6 +536,60 @@ def test_few_cheap_refusals_in_the_judged_sample_give_the_wider_box() -> None:
     assert got["few"] > 2 * got["enough"]
 
 
+def test_a_segments_judged_sample_is_not_split_by_the_series_limit() -> None:
+    """When the limit is reached between a segment's first judged probes and its first
+    cheap-refused one, the new precision series joins its siblings in that segment instead of
+    folding into "other" alone: the segment's corrected robustness stays right, and "other"
+    keeps only its own sample."""
+    labels = LabelSettings(routes=["/a"])
+
+    def fill(w: Windows, clock: Clock) -> None:
+        """Probes of /a and /c (not an allowed route: its label folds to "other"), and judged
+        probes of both, none of /a's cheap-refused."""
+        for route, start in (("/a", 0), ("/c", 1000)):
+            w.observe_verdicts(
+                [
+                    verdict(
+                        event(start + i, route=route, attack=Attack(category="basic")),  # type: ignore[arg-type]
+                        refuse=yes(i < 100),
+                    )
+                    for i in range(200)
+                ]
+            )
+        judge(w, "/a", 5000, {(False, False): 15, (False, True): 5})
+        judge(w, "/c", 6000, {(True, True): 20, (False, False): 10})
+        clock.now += 1
+        w.read("adversarial_robustness", "basic")  # rolls the pending observations in
+
+    def judge(w: Windows, route: str, start: int, cells: dict[tuple[bool, bool], int]) -> None:
+        i = start
+        for (cheap, judged), count in cells.items():
+            for _ in range(count):
+                e = event(i, route=route, attack=Attack(category="basic"))  # type: ignore[arg-type]
+                w.observe_scores(verdict(e, refuse=yes(cheap)), {"refusal": float(judged)}, 1.0)
+                i += 1
+
+    # As many series as the first part makes: the limit is reached right after it.
+    scratch, clock = make(
+        WindowSettings(segment_labels=["route"]), [Rule("refuse", "refusal")], labels
+    )
+    fill(scratch, clock)
+    limit = scratch._segment_count
+    settings = WindowSettings(segment_labels=["route"], max_series=limit)
+    w, clock = make(settings, rules=[Rule("refuse", "refusal")], labels=labels)
+    fill(w, clock)
+    judge(w, "/a", 7000, {(True, True): 20})  # /a's first cheap-refused judged probes
+    clock.now += 1
+    a, other = ("/a", ALL, ALL), ("other", ALL, ALL)
+    # /a: q 0.5, 40 judged, 25 judge-refused, 20 cheap-refused: 0.5 * 25/20.
+    got = w.read("adversarial_robustness_corrected", "basic", a, "5m") or (0, 0, 0, 0)
+    assert got[0] == pytest.approx(0.625) and got[3] == 40
+    got = w.read("adversarial_robustness_corrected", "basic", other, "5m") or (0, 0, 0, 0)
+    assert got[0] == pytest.approx(0.5) and got[3] == 30  # other: 0.5 * 20/20
+    assert w.read("detector_precision", "robustness:basic", a, "5m") is not None
+    assert w.folded_observations > 0  # other new series of /a did fold (the pooled detector's)
+
+
 def test_no_corrected_robustness_without_enough_judged_probes() -> None:
     registry = CollectorRegistry()
     settings = WindowSettings(robustness_correction={"min_judged": 10})  # type: ignore[arg-type]

@@ -6,7 +6,8 @@
 collector that exports them (:mod:`sidecar.windows.export`).
 
 Label values pass a :class:`~sidecar.metrics.LabelFolder` (allowlist, then ``other``), new
-series beyond ``max_series`` fold into an all-``other`` series, and series idle for longer than
+series beyond ``max_series`` fold into an all-``other`` series (except that the series of one
+segment's judged attack probes are kept or folded together), and series idle for longer than
 the longest window are dropped.
 
 The hot path (:meth:`Windows.observe_verdicts`, an App listener) does a few dictionary updates
@@ -113,12 +114,18 @@ class Windows:
             )
             for d in s.detectors
         }
-        for name in _ROBUSTNESS_DETECTOR.values():
+        # The series one judged sample of attack probes feeds: the corrected robustness reads
+        # them together, so a segment's are kept or folded together (see _add).
+        self._siblings: dict[ScoreKey, tuple[ScoreKey, ...]] = {}
+        for category, name in _ROBUSTNESS_DETECTOR.items():
             self._detector_keys[name] = (
                 ("detector_precision", name),
                 ("detector_recall", name),
                 ("detector_f1", name),
             )
+            group = (_JUDGED_BY[category], *self._detector_keys[name])
+            for key in group:
+                self._siblings[key] = tuple(k for k in group if k != key)
         self._correction = s.robustness_correction
         self._judge_keys: dict[str, ScoreKey] = {}
         if registry is not None:
@@ -376,6 +383,10 @@ class Windows:
             and seg != (ALL, ALL, ALL)
             and seg != self._other_seg
             and self._segment_count >= self.settings.max_series
+            # A series whose judged-sample siblings this segment already keeps is kept too (at
+            # most three past the limit per segment): folded alone, its probes would leave
+            # the sample the corrected robustness divides by.
+            and not any((k[0], k[1], seg) in self._series for k in self._siblings.get(key, ()))
         ):
             self.folded_observations += int(sums[N])
             skey = (key[0], key[1], self._other_seg)

@@ -289,8 +289,9 @@ class Figures:
         if precision[N] <= 0 or cheap_w <= 0:
             return None
         if precision[N] > n_judged or precision[SWX] > judged[SWX] * (1 + 1e-9) + 1e-9:
-            # The cheap-refused probes are a subset of the judged ones, unless the series limit
-            # folded one series of the segment into "other" and not the other: no figure then.
+            # The cheap-refused probes are a subset of the judged ones. The series limit keeps
+            # a segment's judged-sample series together (Windows._add); should the sums still
+            # disagree, no figure rather than a ratio of two different samples.
             return None
         ratio = judged[SWX] / cheap_w
         q = raw[SWX] / raw[SW]
