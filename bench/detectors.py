@@ -226,7 +226,6 @@ def robustness(part: Sequence[Row], detector: Detector, seed: int = 7) -> None:
     import random
 
     from sidecar.settings import WindowSettings
-    from sidecar.windows.ring import WIDTH
     from sidecar.windows.scores import Figures
 
     probes = [r for r in part if r.jailbroken is not None]
@@ -238,9 +237,8 @@ def robustness(part: Sequence[Row], detector: Detector, seed: int = 7) -> None:
     figures = Figures(WindowSettings())
 
     def sums(count: int, hits: int) -> list[float]:
-        out = [0.0] * WIDTH
-        out[:] = [count, count, hits, count, hits, hits]  # N, SW, SWX, SW2, SW2X, SW2X2 (w = 1)
-        return out
+        """A series' sums (N, SW, SWX, SW2, SW2X, SW2X2) of 0/1 outcomes at weight 1."""
+        return [count, count, hits, count, hits, hits]
 
     raw = sums(n, sum(cheap))
     rng = random.Random(seed)

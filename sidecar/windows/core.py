@@ -384,8 +384,8 @@ class Windows:
             and seg != self._other_seg
             and self._segment_count >= self.settings.max_series
             # A series whose judged-sample siblings this segment already keeps is kept too (at
-            # most three past the limit per segment): folded alone, its probes would leave
-            # the sample the corrected robustness divides by.
+            # most three past the limit per segment and attack category): folded alone, its
+            # probes would leave the sample the corrected robustness divides by.
             and not any((k[0], k[1], seg) in self._series for k in self._siblings.get(key, ()))
         ):
             self.folded_observations += int(sums[N])
