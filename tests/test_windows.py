@@ -452,8 +452,8 @@ def test_the_corrected_robustness_with_no_judged_refusal_and_folded_series() -> 
     probes = [(True, False, 1.0)] * 12 + [(False, False, 1.0)] * 18
     value, low, high, _ = figures.corrected(*_corrected_sums(probes, 0.4, 500)) or (1, 1, 0, 0)
     assert value == low == 0.0 < high < 0.5
-    # More cheap-refused probes than judged ones (the series limit folded the precision
-    # series of a segment into "other" but not its judged series): no figure at all.
+    # More cheap-refused probes than judged ones (sums of two different samples, which the
+    # series limit no longer makes, see the next test): no figure at all.
     raw, judged, _, recall = _corrected_sums([(True, True, 1.0)] * 20, 0.5, 500)
     _, _, precision, _ = _corrected_sums([(True, True, 1.0)] * 25, 0.5, 500)
     assert figures.corrected(raw, judged, precision, recall) is None
