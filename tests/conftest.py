@@ -112,10 +112,17 @@ async def produce(
 
 
 async def read_topic(
-    bootstrap: str, topic: str, *, expect: int, timeout: float = 30.0
+    bootstrap: str,
+    topic: str,
+    *,
+    expect: int,
+    timeout: float = 30.0,
+    until: Callable[[list[Any]], bool] | None = None,
 ) -> list[Any]:
-    """Read a topic (no group) until ``expect`` records or the timeout; each offset once, in
-    offset order per partition.
+    """Read a topic (no group) until ``expect`` records (or, with ``until``, until it holds
+    for the records read) or the timeout; each offset once, in offset order per partition.
+    Delivery is at least once, so a retried write can add a duplicate: a test that needs
+    particular records should say so with ``until`` rather than count them.
 
     It reads from offset 0, not from the offset the broker calls earliest, and it goes back
     for offsets it passed over: when two producers write to one partition at once, the
@@ -143,7 +150,13 @@ async def read_topic(
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         progress = loop.time()
-        while len(seen) < expect and loop.time() < deadline:
+
+        def done() -> bool:
+            if until is None:
+                return len(seen) >= expect
+            return until([seen[k] for k in sorted(seen)])
+
+        while not done() and loop.time() < deadline:
             data = await consumer.getmany(timeout_ms=200)
             before = len(seen)
             for tp, msgs in data.items():
