@@ -15,13 +15,14 @@ import logging
 import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from operator import attrgetter
 from typing import Any, cast
 
 import msgspec
 import orjson
 
-from .checks.base import CheckResult
+from .checks.base import CheckResult, asks_missing
 from .checks.text import KeywordCheck, KeywordScanner
 from .errors import CheckError, CheckTimeout, DecodeError
 from .events import Event, decode
@@ -213,6 +214,8 @@ class Pipeline:
         :data:`_MEMO_SIZE`), shared by every event with that result, across batches."""
         self._not_applicable: list[dict[str, Outcome]] = [{} for _ in self.rules]
         """Per rule, the same for each reason it could not apply (its detail)."""
+        self._asks_missing = [asks_missing(rule.check) for rule in self.rules]
+        """Per rule, whether its check can tell what an event lacks before a call."""
         self._by_key: list[dict[Hashable, Outcome]] = [{} for _ in self.rules]
         """Per rule whose check has a key (:meth:`~sidecar.checks.base.Check.keyer`), the
         outcome of each key seen, bounded and shared like ``_memo``."""
@@ -303,7 +306,9 @@ class Pipeline:
             rows = [{} for _ in range(n)]
             stats.unchecked_events = n
         elif complete:  # every rule has an outcome for every event: the usual case
-            rows = [dict(zip(ids, row, strict=True)) for row in zip(*columns, strict=True)]
+            # Each column holds n outcomes by construction; map() keeps the loop in C (0.4 µs
+            # an event less than a comprehension with strict zips, at 12 rules).
+            rows = list(map(dict, map(zip, repeat(ids), zip(*columns, strict=False))))
         else:
             rows = [
                 {rid: o for rid, o in zip(ids, row, strict=True) if o is not None}
@@ -543,7 +548,8 @@ class Pipeline:
         # Outcomes of boolean results repeat (False, no detail; "850 characters"): one
         # instance each serves every event of every batch (outcomes are never modified once
         # made, so the inline API's thread may share them too).
-        memo, skipped = self._memo[i], self._not_applicable[i]
+        memo = self._memo[i]
+        missing = check.missing if self._asks_missing[i] else None
         prev = -1
         stop: int | None = None
         for k, j in enumerate(calls):
@@ -556,6 +562,12 @@ class Pipeline:
             if text is None:
                 text = ""
             event = events[j]
+            # What the event lacks, asked before the call: the same outcome as the call's
+            # CheckError, without raising one on every event of a stream that never has it.
+            if missing is not None and (why := missing(event)) is not None:
+                counts[NOT_APPLICABLE] += 1
+                column[j] = self._not_applicable_outcome(i, why)
+                continue
             try:
                 result = check(text, event) if call is None else call(j, text, event)
             except CheckTimeout as exc:
@@ -569,18 +581,8 @@ class Pipeline:
                         break
                 continue
             except CheckError as exc:
-                # The event lacks what the check needs (no ground truths, say): the same few
-                # reasons over and over, so their outcomes are shared like boolean results.
                 counts[NOT_APPLICABLE] += 1
-                reason = f"not applicable: {exc}"
-                o = skipped.get(reason)
-                if o is None:
-                    o = Outcome(None, None, reason)
-                    if len(reason) <= _SHARED_DETAIL_CHARS:
-                        if len(skipped) >= _MEMO_SIZE:
-                            skipped.clear()
-                        skipped[reason] = o
-                column[j] = o
+                column[j] = self._not_applicable_outcome(i, str(exc))
                 continue
             except Exception as exc:
                 counts[ERROR] += 1
@@ -617,6 +619,21 @@ class Pipeline:
         if track:
             rule.consecutive_timeouts = consecutive
         return stop
+
+    def _not_applicable_outcome(self, i: int, why: str) -> Outcome:
+        """Rule i's outcome on an event that lacks what its check needs (no ground truths,
+        say): the same few reasons over and over, so their outcomes are shared like boolean
+        results."""
+        skipped = self._not_applicable[i]
+        reason = f"not applicable: {why}"
+        o = skipped.get(reason)
+        if o is None:
+            o = Outcome(None, None, reason)
+            if len(reason) <= _SHARED_DETAIL_CHARS:
+                if len(skipped) >= _MEMO_SIZE:
+                    skipped.clear()
+                skipped[reason] = o
+        return o
 
     def _prepare(self, rule: CompiledRule, texts: list[str]) -> None:
         """Let the rule's check work out a batch's texts together. If that fails, each call

@@ -132,6 +132,19 @@ class NgramParams(Params):
     n: int = Field(3, ge=1, le=10, description="n-gram length")
 
 
+def _source_missing(event: Event, source: Source, ctx: CheckContext) -> str | None:
+    """Why the event has no such source, or None."""
+    if source == "contexts":
+        return None if event.contexts else "no contexts"
+    if source == "prompt":
+        return None if event.prompt is not None else "no prompt"
+    if event.system_prompt is not None:
+        return None
+    if event.system_prompt_id is not None and event.system_prompt_id in ctx.system_prompts:
+        return None
+    return f"no {source}"
+
+
 def _source_tokens(event: Event, source: Source, ctx: CheckContext) -> list[str]:
     """The source's words; with contexts, a barrier between passages."""
     if source == "contexts":
@@ -161,6 +174,9 @@ class _SourceCheck(Check[SourceParams]):
     def __init__(self, params: SourceParams, ctx: CheckContext) -> None:
         super().__init__(params, ctx)
         self.source: Source = params.source
+
+    def missing(self, event: Event) -> str | None:
+        return _source_missing(event, self.source, self.ctx)
 
 
 @register
@@ -217,6 +233,9 @@ class Abstractness(Check[NgramSourceParams]):
         super().__init__(params, ctx)
         self.source: Source = params.source
         self.n = params.n
+
+    def missing(self, event: Event) -> str | None:
+        return _source_missing(event, self.source, self.ctx)
 
     def __call__(self, text: str, event: Event) -> CheckResult:
         source = _source_tokens(event, self.source, self.ctx)
@@ -303,6 +322,7 @@ class KeywordInclusion(Check[KeywordParams]):
     """
 
     name = "keyword_inclusion"
+    needs = ("ground_truths",)
     params_model = KeywordParams
     value_kind = "score"
 

@@ -31,6 +31,7 @@ __all__ = [
     "NoParams",
     "Params",
     "ValueKind",
+    "asks_missing",
     "describe",
 ]
 
@@ -101,6 +102,11 @@ class Check(ABC, Generic[P]):
     """True when :meth:`from_scan` with none of its patterns found depends on neither the text
     nor the event, so the pipeline computes that result once instead of once per event."""
 
+    needs: ClassVar[tuple[str, ...]] = ()
+    """Event fields the check cannot do without (``ground_truths``, say): on an event whose
+    field is empty, :meth:`missing` gives ``no <field>``, the reason ``__call__`` raises
+    :class:`CheckError` with."""
+
     prepares: bool = False
     """True when :meth:`prepare` does something: only then does the pipeline gather a batch's
     texts for it."""
@@ -115,6 +121,17 @@ class Check(ABC, Generic[P]):
         with none after them, to let go of what it kept. A check whose cost is mostly the overhead of one call per text
         works them out here together and answers the calls from that. A call on a text that
         was not prepared must get the same result."""
+
+    def missing(self, event: Event) -> str | None:
+        """Why ``event`` lacks what the check needs: the reason ``__call__`` would raise
+        :class:`CheckError` with before looking at the text, or None. The pipeline asks
+        first (when :func:`asks_missing`), so that the usual event without ground truths or a
+        system prompt costs a test, not an exception; ``__call__`` must still raise on its own.
+        """
+        for name in self.needs:
+            if not getattr(event, name):
+                return f"no {name}"
+        return None
 
     @abstractmethod
     def __call__(self, text: str, event: Event) -> CheckResult:
@@ -150,6 +167,12 @@ class Check(ABC, Generic[P]):
         :meth:`scan_patterns`) of the patterns that occur in it. The default ignores the scan;
         a check overrides it to skip its own walk over the text when nothing was found."""
         return self(text, event)
+
+
+def asks_missing(check: Check[Any]) -> bool:
+    """Whether :meth:`Check.missing` can say anything for this check (it has ``needs`` or its
+    own ``missing``): the pipeline asks only then."""
+    return bool(check.needs) or type(check).missing is not Check.missing
 
 
 def describe(checks: Mapping[str, type[Check[Any]]]) -> dict[str, dict[str, object]]:

@@ -152,6 +152,15 @@ class PromptLeakage(Check[PromptLeakageParams]):
             pid: segments(text, self.window) for pid, text in ctx.system_prompts.items()
         }
 
+    def missing(self, event: Event) -> str | None:
+        if event.system_prompt is not None:
+            return None
+        if event.system_prompt_id is None:
+            return "no system_prompt"
+        if event.system_prompt_id not in self.registered:
+            return "system_prompt_id is not registered"
+        return None
+
     def _segments(self, event: Event) -> Segments:
         if event.system_prompt is not None:
             return _cached_segments(event.system_prompt, self.window)

@@ -264,6 +264,7 @@ class Rouge(Check[RougeParams]):
     """
 
     name = "rouge"
+    needs = ("ground_truths",)
     params_model = RougeParams
     value_kind = "score"
 
@@ -375,6 +376,7 @@ class Bleu(Check[BleuParams]):
     """
 
     name = "bleu"
+    needs = ("ground_truths",)
     params_model = BleuParams
     value_kind = "score"
 

@@ -206,6 +206,7 @@ class RgbAnswerCorrect(Check[StrictParams]):
     """True when the text gives one of the ``ground_truths`` (RGB accuracy)."""
 
     name = "rgb_answer_correct"
+    needs = ("ground_truths",)
     params_model = StrictParams
 
     def __init__(self, params: StrictParams, ctx: CheckContext) -> None:
@@ -238,6 +239,7 @@ class RgbErrorDetected(Check[NoParams]):
     """True when the text flags the documents' counterfactual answer as wrong."""
 
     name = "rgb_error_detected"
+    needs = ("counterfactual_answers",)
 
     def __call__(self, text: str, event: Event) -> CheckResult:
         if not event.counterfactual_answers:
@@ -251,6 +253,7 @@ class RgbErrorCorrected(Check[StrictParams]):
     """True when the text gives a ground truth instead of only the counterfactual answer."""
 
     name = "rgb_error_corrected"
+    needs = ("ground_truths", "counterfactual_answers")
     params_model = StrictParams
 
     def __init__(self, params: StrictParams, ctx: CheckContext) -> None:
