@@ -590,6 +590,43 @@ def test_a_segments_judged_sample_is_not_split_by_the_series_limit() -> None:
     assert w.folded_observations > 0  # other new series of /a did fold (the pooled detector's)
 
 
+def test_a_segments_raw_robustness_is_not_split_from_its_judged_sample() -> None:
+    """The judge may score a segment's probes before its raw robustness series exists (a
+    series swept after a quiet window, say): if the limit is reached in between, the raw
+    series joins the judged ones in that segment, so the segment keeps its corrected
+    robustness and "other" does not scale its raw share by a sample it does not have."""
+    rules = [Rule("refuse", "refusal")]
+
+    def judged(w: Windows) -> None:
+        for i in range(30):
+            e = event(i, route="/a", attack=Attack(category="basic"))  # type: ignore[arg-type]
+            refused = i < 20
+            w.observe_scores(verdict(e, refuse=yes(refused)), {"refusal": float(refused)}, 1.0)
+
+    def raw(w: Windows) -> None:
+        probes = [event(100 + i, route="/a", attack=Attack(category="basic")) for i in range(100)]  # type: ignore[arg-type]
+        w.observe_verdicts([verdict(e, refuse=yes(i < 50)) for i, e in enumerate(probes)])
+
+    scratch, clock = make(WindowSettings(segment_labels=["route"]), rules)
+    judged(scratch)
+    clock.now += 1
+    scratch.read("adversarial_robustness", "basic")  # rolls the judged sample in
+    limit = scratch._segment_count  # reached by the judged sample alone
+    w, clock = make(WindowSettings(segment_labels=["route"], max_series=limit), rules)
+    judged(w)
+    clock.now += 1
+    w.read("adversarial_robustness", "basic")
+    raw(w)
+    clock.now += 1
+    a = ("/a", ALL, ALL)
+    assert w.read("adversarial_robustness", "basic", a, "5m") is not None
+    # q 0.5 of /a's 100 probes, 20 of 30 judged refused and 20 cheap-refused: 0.5 * 20/20.
+    got = w.read("adversarial_robustness_corrected", "basic", a, "5m") or (0, 0, 0, 0)
+    assert got[0] == pytest.approx(0.5) and got[3] == 30
+    assert w.read("adversarial_robustness", "basic", ("other", ALL, ALL), "5m") is None
+    assert w.folded_observations > 0  # /a's other new series (its refusal rate) did fold
+
+
 def test_no_corrected_robustness_without_enough_judged_probes() -> None:
     registry = CollectorRegistry()
     settings = WindowSettings(robustness_correction={"min_judged": 10})  # type: ignore[arg-type]

@@ -114,8 +114,9 @@ class Windows:
             )
             for d in s.detectors
         }
-        # The series one judged sample of attack probes feeds: the corrected robustness reads
-        # them together, so a segment's are kept or folded together (see _add).
+        # The series the corrected robustness of an attack category reads together (the raw
+        # robustness and the series its judged sample feeds): a segment's are kept or folded
+        # together (see _add).
         self._siblings: dict[ScoreKey, tuple[ScoreKey, ...]] = {}
         for category, name in _ROBUSTNESS_DETECTOR.items():
             self._detector_keys[name] = (
@@ -123,7 +124,11 @@ class Windows:
                 ("detector_recall", name),
                 ("detector_f1", name),
             )
-            group = (_JUDGED_BY[category], *self._detector_keys[name])
+            group = (
+                ("adversarial_robustness", category),
+                _JUDGED_BY[category],
+                *self._detector_keys[name],
+            )
             for key in group:
                 self._siblings[key] = tuple(k for k in group if k != key)
         self._correction = s.robustness_correction
@@ -383,9 +388,11 @@ class Windows:
             and seg != (ALL, ALL, ALL)
             and seg != self._other_seg
             and self._segment_count >= self.settings.max_series
-            # A series whose judged-sample siblings this segment already keeps is kept too (at
-            # most three past the limit per segment and attack category): folded alone, its
-            # probes would leave the sample the corrected robustness divides by.
+            # A series whose siblings this segment already keeps is kept too (at most four past
+            # the limit per segment and attack category): the raw robustness, the judged share
+            # and the detector's precision and recall make one corrected robustness, and one of
+            # them folded alone would leave that segment without it and mix another segment's
+            # probes into "other"'s.
             and not any((k[0], k[1], seg) in self._series for k in self._siblings.get(key, ()))
         ):
             self.folded_observations += int(sums[N])
