@@ -288,6 +288,15 @@ class SecretLeak(Check[SecretLeakParams]):
     def _compile(self, value: str) -> SecretMatcher:
         return _matcher(value, self.min_length, self.case_sensitive, self.words)
 
+    def missing(self, event: Event) -> str | None:
+        # Only the plain case: no secrets of the rule's own, and none of the labels it reads.
+        if self.secrets:
+            return None
+        labels = event.labels
+        if labels and any(labels.get(key) is not None for key in self.labels):
+            return None  # the call reads them (and says what is wrong with them)
+        return "no secrets for this event"
+
     def _event_secrets(self, event: Event) -> tuple[list[tuple[str, SecretMatcher]], str | None]:
         """This event's own secrets, and what was wrong with a label that could not be read."""
         out: list[tuple[str, SecretMatcher]] = []

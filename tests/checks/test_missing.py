@@ -33,6 +33,7 @@ FIELDS: dict[str, list[Any]] = {
     "prompt": [None, "What is the capital of France?"],
     "system_prompt": [None, "You are the Acme support assistant."],
     "system_prompt_id": [None, "acme", "unknown"],
+    "labels": [{}, {"canary": None}, {"canary": "TOKEN-4411-ORCHID"}],
 }
 EVENTS = [
     Event(id=f"e{n}", response=TEXT, **dict(zip(FIELDS, values, strict=True)))
@@ -43,7 +44,7 @@ EVENTS = [
 PARAMS: dict[str, list[dict[str, Any]]] = {
     name: [{"source": s} for s in ("contexts", "prompt", "system_prompt")]
     for name in ("coverage", "density", "compression", "abstractness")
-}
+} | {"secret_leak": [{"from_labels": ["canary"]}]}
 
 # The checks that must answer: a check dropped from here by mistake fails below.
 EXPECTED = {
@@ -58,6 +59,7 @@ EXPECTED = {
     "density",
     "compression",
     "abstractness",
+    "secret_leak",
 }
 
 
