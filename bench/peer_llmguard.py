@@ -171,6 +171,9 @@ def main() -> int:
         print(HOW.format(python=args.peer_python))
         return 0
     ours = Ours(args.events, rules, args.limit, tuned=not args.untuned)
+    if not ours.events:
+        print(f"{args.events} holds no events: nothing to measure", file=sys.stderr)
+        return 2
     peer = subprocess.Popen(
         [args.peer_python, "-c", PEER, str(args.events), json.dumps(peer_rules(rules)),
          str(args.limit)],
