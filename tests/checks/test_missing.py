@@ -46,7 +46,7 @@ PARAMS: dict[str, list[dict[str, Any]]] = {
     for name in ("coverage", "density", "compression", "abstractness")
 } | {"secret_leak": [{"from_labels": ["canary"]}]}
 
-# The checks that must answer: a check dropped from here by mistake fails below.
+# The checks that must answer: one that stops answering (or a new one) fails below.
 EXPECTED = {
     "prompt_leakage",
     "rouge",
