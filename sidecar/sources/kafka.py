@@ -182,6 +182,7 @@ class _Rebalance(ConsumerRebalanceListener):  # type: ignore[misc]
         await self.source._on_revoked(revoked)
 
     async def on_partitions_assigned(self, assigned: list[TopicPartition]) -> None:
+        self.source._joining = False
         log.info("partitions assigned: %s", _fmt(assigned))
 
 
@@ -210,6 +211,8 @@ class KafkaSource(Source):
         """The commit started by the last :meth:`ack`, running beside the next batch."""
         self._commit_lock = asyncio.Lock()
         """One commit at a time, so offsets reach the broker in order."""
+        self._joining = False
+        """Between a join's start (subscribed, or partitions revoked) and its assignment."""
         quiet_connection_logs()
 
     async def start(self) -> None:
@@ -274,6 +277,7 @@ class KafkaSource(Source):
             self.link.down(reason)
             return None
         consumer.subscribe(self.cfg.topics, listener=_Rebalance(self))
+        self._joining = True
         self._consumer = consumer
         self.link.up()
         log.info(
@@ -316,6 +320,8 @@ class KafkaSource(Source):
             await self._commit()
         finally:
             self._consumer = None
+            if self._joining:
+                await _abandon_join(consumer)
             await _close(consumer)
 
     def stop_fetching(self) -> None:
@@ -447,6 +453,7 @@ class KafkaSource(Source):
         self._committed.update(offsets)
 
     async def _on_revoked(self, revoked: list[TopicPartition]) -> None:
+        self._joining = True
         log.info("partitions revoked: %s", _fmt(revoked))
         await self._settle()
         await self._commit(only=revoked)
@@ -476,6 +483,22 @@ class KafkaSource(Source):
                 continue
             out[(tp.topic, tp.partition)] = max(0, high - done)
         return out
+
+
+async def _abandon_join(consumer: AIOKafkaConsumer) -> None:
+    """End the consumer's join in progress, so that its stop does not wait for it.
+
+    aiokafka's ``stop()`` first waits for the task that runs the group protocol, and during a
+    rebalance that task waits for the join, which the broker may hold for a dead member's whole
+    session. A stopping process has no use for that join: the task is cancelled (it commits
+    nothing of ours, auto commit being off), and ``stop()`` then goes on as usual: it asks to
+    leave the group where the member had a generation, and closes."""
+    task = getattr(getattr(consumer, "_coordinator", None), "_coordination_task", None)
+    if not isinstance(task, asyncio.Task) or task.done():
+        return
+    log.info("stopping during a rebalance: leaving the group without waiting for its join")
+    task.cancel()
+    await asyncio.wait({task})  # ends it without raising its cancellation here
 
 
 async def _close(consumer: AIOKafkaConsumer) -> None:
