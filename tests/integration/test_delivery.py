@@ -292,3 +292,51 @@ async def test_sigterm_while_the_group_waits_for_a_dead_member_does_not_wait_wit
     finally:
         if second.poll() is None:
             second.kill()
+
+
+async def test_sigterm_to_an_assigned_member_in_a_held_rebalance_leaves_at_once(
+    broker: EmbeddedBroker, topic_factory: Any, tmp_path: Path
+) -> None:
+    """The same with a member that had partitions (a generation) when the rebalance came: it
+    abandons the held join and asks to leave the group, without an ERROR line. (The embedded
+    broker holds that leave request until the rebalance ends, 4.4 s here; Kafka answers it at
+    once.)"""
+    topic = await topic_factory(partitions=PARTITIONS)
+    verdicts = await topic_factory(prefix="verdicts")
+    configs = {}
+    for name in ("a", "dead", "b"):
+        config = write_config(
+            tmp_path / f"{name}.yaml", broker.bootstrap_servers, topic, verdicts, "g-held"
+        )
+        doc = yaml.safe_load(config.read_text())
+        doc["kafka"]["session_timeout_ms"] = 10_000  # the dead member's session, waited out
+        config.write_text(yaml.safe_dump(doc))
+        configs[name] = config
+    logs = {name: config.with_suffix(".log") for name, config in configs.items()}
+    a = start(configs["a"])
+    others = []
+    try:
+        await wait_for_log(logs["a"], "partitions assigned: t-")
+        dead = start(configs["dead"])
+        others.append(dead)
+        await wait_for_log(logs["dead"], "partitions assigned: t-")
+        dead.kill()  # gone without a leave request: the next join waits for its session
+        dead.wait()
+        revoked = logs["a"].read_text().count("partitions revoked")
+        others.append(start(configs["b"]))
+        await wait_for_log(logs["a"], "partitions revoked", count=revoked + 1)
+        await asyncio.sleep(0.5)  # a's join is now held for the dead member's session
+        started = asyncio.get_running_loop().time()
+        a.send_signal(signal.SIGTERM)
+        code = await asyncio.to_thread(a.wait, 30)
+        took = asyncio.get_running_loop().time() - started
+        log = logs["a"].read_text()
+        assert code == 0, log
+        assert "leaving the group without waiting for its join" in log, log
+        assert " ERROR " not in log and "not done within" not in log, log
+        assert took < 8.0, (took, log)
+    finally:
+        for proc in (a, *others):
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
