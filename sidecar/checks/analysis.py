@@ -147,23 +147,21 @@ def _source_missing(event: Event, source: Source, ctx: CheckContext) -> str | No
 
 def _source_tokens(event: Event, source: Source, ctx: CheckContext) -> list[str]:
     """The source's words; with contexts, a barrier between passages."""
+    why = _source_missing(event, source, ctx)
+    if why is not None:
+        raise CheckError(why)
     if source == "contexts":
-        if not event.contexts:
-            raise CheckError("no contexts")
         out: list[str] = []
-        for passage in event.contexts:
+        for passage in event.contexts or ():
             if out:
                 out.append(_BARRIER)
             out.extend(words(passage))
         return out
     if source == "prompt":
-        text = event.prompt
-    else:
-        text = event.system_prompt
-        if text is None and event.system_prompt_id is not None:
-            text = ctx.system_prompts.get(event.system_prompt_id)
+        return words(event.prompt or "")
+    text = event.system_prompt
     if text is None:
-        raise CheckError(f"no {source}")
+        text = ctx.system_prompts[event.system_prompt_id or ""]
     return words(text)
 
 

@@ -162,14 +162,12 @@ class PromptLeakage(Check[PromptLeakageParams]):
         return None
 
     def _segments(self, event: Event) -> Segments:
+        why = self.missing(event)
+        if why is not None:
+            raise CheckError(why)
         if event.system_prompt is not None:
             return _cached_segments(event.system_prompt, self.window)
-        if event.system_prompt_id is None:
-            raise CheckError("no system_prompt")
-        segs = self.registered.get(event.system_prompt_id)
-        if segs is None:
-            raise CheckError("system_prompt_id is not registered")
-        return segs
+        return self.registered[event.system_prompt_id or ""]
 
     def __call__(self, text: str, event: Event) -> CheckResult:
         segs = self._segments(event)

@@ -294,7 +294,7 @@ async def test_sigterm_while_the_group_waits_for_a_dead_member_does_not_wait_wit
             second.kill()
 
 
-async def test_sigterm_to_an_assigned_member_in_a_held_rebalance_leaves_at_once(
+async def test_sigterm_to_an_assigned_member_in_a_held_rebalance_abandons_its_join(
     broker: EmbeddedBroker, topic_factory: Any, tmp_path: Path
 ) -> None:
     """The same with a member that had partitions (a generation) when the rebalance came: it
