@@ -32,7 +32,7 @@ from prometheus_client import CollectorRegistry
 
 from .api import CheckApi
 from .checks.reachability import ProberCollector
-from .errors import ConfigError, RuleSetError, rules_error
+from .errors import ConfigError, DecodeError, DecodeReason, RuleSetError, rules_error
 from .formats import Decoder
 from .heap import release_memory, settle_heap
 from .join import Joiner
@@ -302,6 +302,16 @@ class App(Lifecycle):
         decoder = None if self.decoder.native else self.decoder
         verdicts: list[Verdict] = []
         dead: list[DeadLetter] = []
+        records = batch
+        if not all(r.value for r in batch):
+            # Tombstones and empty payloads carry no event: skipped (counted), or dead letters.
+            records = [r for r in batch if r.value]
+            empty = [r for r in batch if not r.value]
+            if self.settings.limits.empty_records == "skip":
+                self.metrics.records_skipped.labels("empty").inc(len(empty))
+            else:
+                error = DecodeError(DecodeReason.EMPTY, "the record has no value (a tombstone)")
+                dead = [DeadLetter(r, error) for r in empty]
         # A reload waits for the slices of the batch in hand: all of them count against the
         # rules they were checked with.
         async with self._checking:
@@ -310,10 +320,10 @@ class App(Lifecycle):
             if self.joiner is None:
                 step = self.settings.limits.verdict_slice
                 stats = BatchStats.empty(len(pipeline.rules))
-                for at in range(0, len(batch), step):
+                for at in range(0, len(records), step):
                     if at:
                         await asyncio.sleep(0)
-                    part = batch[at : at + step]
+                    part = records[at : at + step]
                     got, lost, tallies = pipeline.process(
                         part, max_event_bytes=limit, decoder=decoder
                     )
@@ -324,7 +334,8 @@ class App(Lifecycle):
             else:
                 # Halves wait for their pair; the records to acknowledge are the join's commit
                 # points, which never pass a waiting half.
-                decoded, dead = pipeline.decode(batch, max_event_bytes=limit, decoder=decoder)
+                decoded, lost = pipeline.decode(records, max_event_bytes=limit, decoder=decoder)
+                dead += lost
                 ready, done = self.joiner.offer(decoded, batch)
                 verdicts, stats = pipeline.run(ready)
                 self._counted(verdicts, batch)
@@ -397,6 +408,16 @@ class App(Lifecycle):
             if total > seen:
                 m.commits.labels(result).inc(total - seen)
                 self._seen[result] = total
+        for action, total in (self.source.undecodable or {}).items():
+            key = f"undecodable:{action}"
+            seen = self._seen.get(key, 0)
+            if total > seen:
+                m.undecodable_batches.labels(action).inc(total - seen)
+                self._seen[key] = total
+        seen = self._seen.get("skipped:undecodable", 0)
+        if self.source.records_skipped > seen:
+            m.records_skipped.labels("undecodable").inc(self.source.records_skipped - seen)
+            self._seen["skipped:undecodable"] = self.source.records_skipped
         for kind, total in self.sink.dropped.items():
             seen = self._seen.get(kind, 0)
             if total > seen:

@@ -87,6 +87,9 @@ class DecodeReason(StrEnum):
     INVALID_EVENT = "invalid_event"
     INVALID_OTLP = "invalid_otlp"
     """An OTLP-format record that is not an ExportTraceServiceRequest, or holds no span."""
+    EMPTY = "empty"
+    """A record with no value (a Kafka tombstone, an empty MQTT payload), with
+    ``limits.empty_records: dead_letter``; by default such records are skipped and counted."""
 
 
 class DecodeError(SidecarError):

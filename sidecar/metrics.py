@@ -240,6 +240,24 @@ class SidecarMetrics:
         )
         for result in ("success", "failure"):
             self.commits.labels(result)
+        self.undecodable_batches = Counter(
+            "llm_sidecar_undecodable_batches",
+            "Record batches the Kafka client could not read (unknown codec, corrupt), by what "
+            "was done: the partition paused, or the batch skipped.",
+            ["action"],
+            registry=r,
+        )
+        for action in ("paused", "skipped"):
+            self.undecodable_batches.labels(action)
+        self.records_skipped = Counter(
+            "llm_sidecar_records_skipped",
+            "Records read but not checked, by reason: empty (a tombstone or an empty payload), "
+            "undecodable (in a skipped batch).",
+            ["reason"],
+            registry=r,
+        )
+        for why in ("empty", "undecodable"):
+            self.records_skipped.labels(why)
         self.lag: dict[tuple[str, int], int] = {}
         """Set by the app every loop turn; exported at scrape time (assigned partitions only)."""
         registry.register(_LagCollector(self))

@@ -145,6 +145,18 @@ class KafkaSettings(_Section):
     """How long the broker may hold a fetch for data (aiokafka's ``fetch_max_wait_ms``). Kafka
     answers as soon as a record is there; some compatible brokers (the embedded one) hold every
     fetch this long, which then bounds the latency from record to verdict."""
+    isolation_level: Literal["read_committed", "read_uncommitted"] = "read_committed"
+    """``read_committed`` never reads records of aborted transactions (an exactly-once
+    producer that failed and retried); ``read_uncommitted`` reads them too, so the scores would
+    count events that never happened upstream."""
+    compression_type: Literal["gzip", "snappy", "lz4", "zstd"] | None = None
+    """How the verdict and dead-letter producers compress their batches; None sends them
+    uncompressed. Reading takes every codec whatever this says."""
+    on_undecodable: Literal["pause", "skip"] = "pause"
+    """A record batch that cannot be read (an unknown codec, a corrupt batch): ``pause`` stops
+    reading that partition and says so in the log, a metric and ``/readyz`` until the process
+    restarts (nothing is lost; the other partitions go on); ``skip`` goes past the batch and
+    logs the offsets it skipped."""
     session_timeout_ms: int = Field(10_000, ge=1_000)
     heartbeat_interval_ms: int = Field(3_000, ge=100)
     rebalance_timeout_ms: int | None = None
@@ -349,6 +361,10 @@ class LimitSettings(_Section):
     it is done, and the event loop turns between slices (fetches, commits, ``/metrics``), so a
     record does not wait for the rest of its batch; the batch is still written and committed
     as one."""
+    empty_records: Literal["skip", "dead_letter"] = "skip"
+    """Records with no value (Kafka tombstones, empty MQTT payloads): ``skip`` counts them in
+    ``llm_sidecar_records_skipped_total{reason="empty"}``; ``dead_letter`` sends them to the
+    DLQ with reason ``empty``."""
     tune_gc: bool = True
     """Tune Python's cyclic garbage collector for batch checking once the rules are loaded
     (and again after each reload): what is alive then is frozen out of its scans, and the

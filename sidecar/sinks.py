@@ -144,6 +144,7 @@ class KafkaSink(Sink):
             acks="all",
             enable_idempotence=False,
             linger_ms=5,
+            compression_type=self.cfg.compression_type,
             # Room for the largest event the source accepts, plus headers.
             max_request_size=self.max_request_bytes,
             **client_options(self.cfg),

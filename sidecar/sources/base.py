@@ -46,6 +46,11 @@ class Source(Lifecycle):
     commit_successes: int = 0
     """Acknowledgements upstream that succeeded / failed (Kafka offset commits)."""
     commit_failures: int = 0
+    undecodable: dict[str, int] | None = None
+    """Record batches the client could not read, by what was done (``paused``, ``skipped``);
+    None for a source that has no such batches."""
+    records_skipped: int = 0
+    """Records never checked because their batch was skipped."""
 
     @abstractmethod
     def batches(self) -> AsyncIterator[list[Record]]:

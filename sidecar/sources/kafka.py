@@ -30,6 +30,7 @@ from aiokafka.errors import CommitFailedError, KafkaError
 
 from ..errors import SourceError
 from ..settings import KafkaSettings, kafka_server, kafka_ssl_context
+from . import kafka_batches
 from .base import Reachability, Record, Source, tcp_problem
 
 __all__ = ["KafkaSource", "client_options", "describe_unreachable", "quiet_connection_logs"]
@@ -213,7 +214,15 @@ class KafkaSource(Source):
         """One commit at a time, so offsets reach the broker in order."""
         self._joining = False
         """Between a join's start (subscribed, or partitions revoked) and its assignment."""
+        self._bad_batches = kafka_batches.Watch()
+        self._paused: dict[TopicPartition, kafka_batches.BadBatch] = {}
+        """Partitions stopped at a batch that cannot be read (``on_undecodable: pause``)."""
+        self.undecodable: dict[str, int] = {"paused": 0, "skipped": 0}
+        """Unreadable record batches met, by what was done about them."""
+        self.records_skipped = 0
+        """Records in the batches skipped (``on_undecodable: skip``): never checked."""
         quiet_connection_logs()
+        kafka_batches.install()
 
     async def start(self) -> None:
         """Nothing here waits on the network: :meth:`batches` connects (see the module doc)."""
@@ -230,6 +239,7 @@ class KafkaSource(Source):
             rebalance_timeout_ms=self.cfg.rebalance_timeout_ms,
             max_poll_records=self.cfg.max_batch,
             fetch_max_wait_ms=self.cfg.fetch_max_wait_ms,
+            isolation_level=self.cfg.isolation_level,
             **client_options(self.cfg),
         )
 
@@ -351,14 +361,17 @@ class KafkaSource(Source):
         # awaited again after an idle turn; only a stop abandons it.
         wait_s = self.cfg.fetch_timeout_ms / 1000 + 1.0
         fetch: asyncio.Future[dict[TopicPartition, list[Any]]] | None = None
-        stop = asyncio.ensure_future(self._stopping.wait())  # one for the whole loop
+        # The fetches run where a batch that cannot be read is reported, not raised.
+        loop, watched = asyncio.get_running_loop(), kafka_batches.watched(self._bad_batches)
+        stop: asyncio.Future[Any] = asyncio.ensure_future(self._stopping.wait())  # one for all
         try:
             while not self._stopping.is_set():
                 if fetch is None:
-                    fetch = asyncio.ensure_future(
+                    fetch = loop.create_task(
                         consumer.getmany(
                             timeout_ms=self.cfg.fetch_timeout_ms, max_records=self.cfg.max_batch
-                        )
+                        ),
+                        context=watched,
                     )
                 await asyncio.wait(
                     {fetch, stop}, timeout=wait_s, return_when=asyncio.FIRST_COMPLETED
@@ -371,6 +384,8 @@ class KafkaSource(Source):
                     yield []  # a rebalance holds it: an idle turn, then wait on
                     continue
                 data, fetch = fetch.result(), None
+                for bad in self._bad_batches.take():
+                    await self._unreadable(consumer, bad)
                 if not data:
                     yield []  # an idle turn: lets the caller show it is alive
                     continue
@@ -397,6 +412,41 @@ class KafkaSource(Source):
             stop.cancel()
             if fetch is not None:  # left by a caller that stopped iterating: abandon it
                 fetch.cancel()
+
+    async def _unreadable(self, consumer: AIOKafkaConsumer, bad: kafka_batches.BadBatch) -> None:
+        """A record batch the client cannot read: pause its partition, or skip the batch."""
+        tp = bad.tp
+        if tp not in consumer.assignment() or tp in self._paused:
+            return
+        where = f"{tp.topic}[{tp.partition}] offsets {bad.first}-{bad.end - 1}"
+        if self.cfg.on_undecodable == "skip":
+            consumer.seek(tp, bad.end)
+            self.undecodable["skipped"] += 1
+            self.records_skipped += bad.end - bad.first
+            log.error(
+                "skipped the record batch at %s, which cannot be read (%s): %d offsets not "
+                "checked (kafka.on_undecodable=skip)",
+                where,
+                bad.error,
+                bad.end - bad.first,
+            )
+            # Committed at once: an idle partition would otherwise show the skipped offsets
+            # as lag, and a restart would meet the batch again.
+            if bad.end > self._done.get(tp, -1):
+                self._done[tp] = bad.end
+            await self._settle()
+            self._commit_task = asyncio.create_task(self._commit(), name="kafka-commit")
+            return
+        consumer.pause(tp)
+        self._paused[tp] = bad
+        self.undecodable["paused"] += 1
+        log.error(
+            "cannot read the record batch at %s (%s): partition paused, nothing after it is "
+            "read until the process restarts; install the codec or fix the producer, or set "
+            "kafka.on_undecodable=skip to go past it",
+            where,
+            bad.error,
+        )
 
     async def ack(self, batch: Sequence[Record]) -> None:
         consumer = self._consumer
@@ -460,6 +510,7 @@ class KafkaSource(Source):
         for tp in revoked:
             self._done.pop(tp, None)
             self._committed.pop(tp, None)
+            self._paused.pop(tp, None)  # its next owner meets the batch and decides alike
 
     def not_ready(self) -> str | None:
         """From the state the batch loop and the watcher keep; no network call."""
@@ -467,6 +518,13 @@ class KafkaSource(Source):
             return "stopping"
         if not self._started:
             return "not started"
+        if self._paused:
+            bad = next(iter(self._paused.values()))
+            more = f" (and {len(self._paused) - 1} more)" if len(self._paused) > 1 else ""
+            return (
+                f"partition {bad.tp.topic}[{bad.tp.partition}] paused at offset {bad.first}{more}: "
+                f"its record batch cannot be read ({bad.error})"
+            )
         return self.link.waiting_for()
 
     def lag(self) -> dict[tuple[str, int], int]:

@@ -640,3 +640,33 @@ def test_sidecar_snippet_in_notes_makes_a_valid_pod(render: Render, tmp_path: Pa
         },
     }
     validate_offline([pod])
+
+
+def test_what_real_producers_write_is_configurable_in_the_chart(
+    render: Render, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = env_of(container(render()))
+    assert env["LLM_SIDECAR_KAFKA__ISOLATION_LEVEL"]["value"] == "read_committed"
+    assert env["LLM_SIDECAR_KAFKA__ON_UNDECODABLE"]["value"] == "pause"
+    assert "LLM_SIDECAR_KAFKA__COMPRESSION_TYPE" not in env  # uncompressed by default
+    env = env_of(
+        container(
+            render(
+                set_values=[
+                    "kafka.compressionType=zstd",
+                    "kafka.isolationLevel=read_uncommitted",
+                    "kafka.onUndecodable=skip",
+                ]
+            )
+        )
+    )
+    for name in ("COMPRESSION_TYPE", "ISOLATION_LEVEL", "ON_UNDECODABLE"):
+        monkeypatch.setenv(f"LLM_SIDECAR_KAFKA__{name}", env[f"LLM_SIDECAR_KAFKA__{name}"]["value"])
+    kafka = Settings().kafka
+    assert (kafka.compression_type, kafka.isolation_level, kafka.on_undecodable) == (
+        "zstd",
+        "read_uncommitted",
+        "skip",
+    )
+    with pytest.raises(RenderError, match="compressionType"):
+        render(set_values=["kafka.compressionType=brotli"])

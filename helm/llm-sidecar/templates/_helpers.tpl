@@ -112,7 +112,7 @@ Render-time checks; every template that renders a workload or a snippet includes
 {{- $cfg := .Values.config | default dict }}
 {{- $chartSets := list "source=source" "log_level=logLevel" "log_format=logFormat" "rules=rules.files or rules.existingConfigMap" "reload_interval_s=rules.reloadIntervalSeconds" "http.port=port" "limits.drain_timeout_s=drainTimeoutSeconds" }}
 {{- if eq .Values.source "kafka" }}
-{{- $chartSets = concat $chartSets (list "kafka.bootstrap_servers=kafka.bootstrapServers" "kafka.topics=kafka.topics" "kafka.group_id=kafka.groupId" "kafka.client_id=the pod's name" "kafka.auto_offset_reset=kafka.autoOffsetReset" "kafka.security_protocol=kafka.securityProtocol") }}
+{{- $chartSets = concat $chartSets (list "kafka.bootstrap_servers=kafka.bootstrapServers" "kafka.topics=kafka.topics" "kafka.group_id=kafka.groupId" "kafka.client_id=the pod's name" "kafka.auto_offset_reset=kafka.autoOffsetReset" "kafka.security_protocol=kafka.securityProtocol" "kafka.isolation_level=kafka.isolationLevel" "kafka.on_undecodable=kafka.onUndecodable") }}
 {{- else }}
 {{- $chartSets = concat $chartSets (list "mqtt.host=mqtt.host" "mqtt.port=mqtt.port" "mqtt.topics=mqtt.topics" "mqtt.client_id=mqtt.clientId or the pod's name") }}
 {{- end }}
@@ -219,6 +219,14 @@ app.kubernetes.io/component: judge-worker
 {{- end }}
 - name: LLM_SIDECAR_KAFKA__AUTO_OFFSET_RESET
   value: {{ .autoOffsetReset | quote }}
+- name: LLM_SIDECAR_KAFKA__ISOLATION_LEVEL
+  value: {{ .isolationLevel | quote }}
+- name: LLM_SIDECAR_KAFKA__ON_UNDECODABLE
+  value: {{ .onUndecodable | quote }}
+{{- if .compressionType }}
+- name: LLM_SIDECAR_KAFKA__COMPRESSION_TYPE
+  value: {{ .compressionType | quote }}
+{{- end }}
 - name: LLM_SIDECAR_KAFKA__SECURITY_PROTOCOL
   value: {{ .securityProtocol | quote }}
 {{- if hasPrefix "SASL" .securityProtocol }}
