@@ -16,6 +16,7 @@ from typing import Any
 import prometheus_client
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.openmetrics import exposition as _openmetrics
 from prometheus_client.registry import Collector
 from prometheus_client.samples import Sample
 from prometheus_client.utils import floatToGoString
@@ -23,7 +24,7 @@ from prometheus_client.utils import floatToGoString
 from . import __version__
 from .errors import DecodeReason
 from .formats.base import SkipReason
-from .pipeline import RESULTS, BatchStats, Verdict
+from .pipeline import FAIL, RESULTS, BatchStats, Verdict
 from .rules import CompiledRule
 from .settings import LabelSettings
 
@@ -94,10 +95,16 @@ class TextFamily(Metric):
     def add(self, labels: str, values: Sequence[str], value: float) -> None:
         self.rows.append((labels, values, value))
 
-    def text(self) -> str:
+    def text(self, *, openmetrics: bool = False) -> str:
+        """The family's exposition lines; in OpenMetrics a counter family is named without
+        ``_total`` (its samples keep it)."""
         name = self.name + "_total" if self.type == "counter" else self.name
         doc = self.documentation.replace("\\", r"\\").replace("\n", r"\n")
-        head = f"# HELP {name} {doc}\n# TYPE {name} {self.type}\n"
+        if openmetrics:
+            doc = doc.replace('"', r"\"")
+            head = f"# HELP {self.name} {doc}\n# TYPE {self.name} {self.type}\n"
+        else:
+            head = f"# HELP {name} {doc}\n# TYPE {name} {self.type}\n"
         fmt: Any = floatToGoString
         return head + "".join(f"{name}{labels} {fmt(value)}\n" for labels, _, value in self.rows)
 
@@ -110,16 +117,25 @@ class _One:
         return [self.metric]
 
 
-def render(registry: CollectorRegistry) -> bytes:
+def render(registry: CollectorRegistry, *, openmetrics: bool = False) -> bytes:
     """The registry in the Prometheus text format: the same bytes as ``generate_latest``,
-    with :class:`TextFamily` families written straight from their pre-rendered lines."""
+    with :class:`TextFamily` families written straight from their pre-rendered lines.
+
+    ``openmetrics``: the OpenMetrics text format instead (what Prometheus asks for first),
+    which alone carries exemplars: the trace ids on failed-rule counters."""
     parts: list[bytes] = []
     for metric in registry.collect():
         if isinstance(metric, TextFamily):
-            parts.append(metric.text().encode())
+            parts.append(metric.text(openmetrics=openmetrics).encode())
         else:
             one: Any = _One(metric)
-            parts.append(generate_latest(one))
+            if openmetrics:
+                text: bytes = _openmetrics.generate_latest(one)  # type: ignore[no-untyped-call]
+                parts.append(text.removesuffix(b"# EOF\n"))
+            else:
+                parts.append(generate_latest(one))
+    if openmetrics:
+        parts.append(b"# EOF\n")
     return b"".join(parts)
 
 
@@ -276,6 +292,7 @@ class SidecarMetrics:
             registry=r,
         )
         self._rule_children: list[tuple[list[Any], Any]] = []
+        self._rule_ids: list[str] = []
         self._bound_rules: set[tuple[str, str]] = set()
         self._folds_seen = {"route": 0, "model": 0, "tenant": 0}
 
@@ -287,6 +304,7 @@ class SidecarMetrics:
                 self._remove(self.rule_results, rule_id, check, result)
             self._remove(self.check_seconds, rule_id, check)
         self._bound_rules = current
+        self._rule_ids = [r.id for r in rules]
         self._rule_children = [
             (
                 [self.rule_results.labels(r.id, r.check_name, res) for res in RESULTS],
@@ -302,13 +320,25 @@ class SidecarMetrics:
         with contextlib.suppress(KeyError):
             metric.remove(*labels)
 
-    def observe_batch(self, stats: BatchStats, verdicts: Iterable[Verdict]) -> None:
-        """Add one batch's tallies to the bound children."""
-        for (children, seconds), counts, spent in zip(
-            self._rule_children, stats.counts, stats.seconds, strict=True
+    def observe_batch(self, stats: BatchStats, verdicts: Sequence[Verdict]) -> None:
+        """Add one batch's tallies to the bound children.
+
+        A rule's failures carry, as an OpenMetrics exemplar, the trace id of one failing event
+        of the batch that has one, so a spike on a dashboard leads to a trace behind it."""
+        traced: dict[str, str] = {}
+        for v in verdicts:
+            if v.trace_id is not None and not v.passed:
+                for rule_id in v.failed_rules():
+                    traced[rule_id] = v.trace_id
+        for rule_id, (children, seconds), counts, spent in zip(
+            self._rule_ids, self._rule_children, stats.counts, stats.seconds, strict=True
         ):
-            for child, n in zip(children, counts, strict=True):
-                if n:
+            for result, (child, n) in enumerate(zip(children, counts, strict=True)):
+                if not n:
+                    continue
+                if result == FAIL and rule_id in traced:
+                    child.inc(n, exemplar={"trace_id": traced[rule_id]})
+                else:
                     child.inc(n)
             if spent:
                 seconds.inc(spent)

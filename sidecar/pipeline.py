@@ -12,6 +12,7 @@ pre-bound counters once per batch.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
@@ -92,6 +93,9 @@ class Verdict:
     cut: tuple[str, ...] = ()
     """Fields longer than the checks read (:attr:`Check.max_input_chars`): the checks saw
     only their beginning. Named in the JSON as ``cut``, only when there is one."""
+    trace_id: str | None = None
+    """The W3C trace id of the request behind the event: the event's own ``trace_id``, else
+    the record's ``traceparent`` header. In the JSON only when there is one."""
 
     @property
     def id(self) -> str:
@@ -101,15 +105,19 @@ class Verdict:
         return [rid for rid, o in self.checks.items() if o.passed is False]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.event.id,
-            "checks": {
-                rid: {"value": o.value, "passed": o.passed, "detail": o.detail}
-                for rid, o in self.checks.items()
-            },
-            "judge": self.judge,
-            "rules_version": self.rules_version,
-        } | ({"cut": list(self.cut)} if self.cut else {})
+        return (
+            {
+                "id": self.event.id,
+                "checks": {
+                    rid: {"value": o.value, "passed": o.passed, "detail": o.detail}
+                    for rid, o in self.checks.items()
+                },
+                "judge": self.judge,
+                "rules_version": self.rules_version,
+            }
+            | ({"cut": list(self.cut)} if self.cut else {})
+            | ({"trace_id": self.trace_id} if self.trace_id else {})
+        )
 
     def to_json(self) -> bytes:
         """``to_dict()`` as JSON, put together from each outcome's JSON (made once per
@@ -131,9 +139,36 @@ class Verdict:
                 orjson.dumps(self.judge) if self.judge else b"{}",
                 b',"rules_version":',
                 orjson.dumps(self.rules_version),
-                b',"cut":' + orjson.dumps(self.cut) + b"}" if self.cut else b"}",
+                b',"cut":' + orjson.dumps(self.cut) if self.cut else b"",
+                b',"trace_id":' + orjson.dumps(self.trace_id) + b"}" if self.trace_id else b"}",
             )
         )
+
+
+_TRACEPARENT = re.compile(r"[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}")
+_NO_TRACE = "0" * 32
+
+
+def trace_id_of(record: Record, event: Event) -> str | None:
+    """The trace id of the request behind ``event``: its own ``trace_id`` field (OTLP spans
+    carry one), else a W3C ``traceparent`` header of its record; None for neither, or for
+    a malformed or all-zero id."""
+    own = event.extra.get("trace_id") if event.extra else None
+    if isinstance(own, str) and len(own) == 32 and own != _NO_TRACE:
+        return own.lower()
+    for name, value in record.headers:
+        if name.lower() == "traceparent":
+            m = _TRACEPARENT.fullmatch(value.decode("ascii", "replace").strip().lower())
+            if m is not None and m.group(1) != _NO_TRACE:
+                return m.group(1)
+    return None
+
+
+def trace(decoded: Sequence[tuple[Record, Event]], verdicts: Sequence[Verdict]) -> None:
+    """Give each verdict the trace id of its event, where there is one."""
+    for (record, event), verdict in zip(decoded, verdicts, strict=True):
+        if record.headers or event.extra:
+            verdict.trace_id = trace_id_of(record, event)
 
 
 _JSON_KEYS: dict[str, bytes] = {}
@@ -236,6 +271,7 @@ class Pipeline:
         """
         decoded, dead = self.decode(records, max_event_bytes=max_event_bytes, decoder=decoder)
         verdicts, stats = self.run([e for _, e in decoded])
+        trace(decoded, verdicts)
         return verdicts, dead, stats
 
     @staticmethod

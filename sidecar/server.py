@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry
+from prometheus_client.openmetrics.exposition import CONTENT_TYPE_LATEST as OPENMETRICS_TYPE
 
 from .errors import ConfigError
 from .lifecycle import Lifecycle
@@ -78,8 +79,11 @@ class HttpServer(Lifecycle):
 
     async def _metrics(self, request: web.Request) -> web.Response:
         # Off the event loop: a large exposition must not pause the batch loop or heartbeats.
-        body = await asyncio.to_thread(render, self.registry)
-        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+        # OpenMetrics when the scraper asks for it (Prometheus does): only it carries exemplars.
+        openmetrics = "application/openmetrics-text" in request.headers.get("Accept", "")
+        body = await asyncio.to_thread(render, self.registry, openmetrics=openmetrics)
+        content_type = OPENMETRICS_TYPE if openmetrics else CONTENT_TYPE_LATEST
+        return web.Response(body=body, headers={"Content-Type": content_type})
 
     async def _healthz(self, request: web.Request) -> web.Response:
         if self._healthy():

@@ -7,13 +7,23 @@ from pathlib import Path
 from typing import ClassVar, cast
 
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sidecar.checks import Check, CheckResult, register
 from sidecar.errors import CheckError, CheckTimeout
 from sidecar.events import Attack, Event
-from sidecar.pipeline import ERROR, FAIL, NOT_APPLICABLE, PASS, Outcome, Pipeline, Verdict
+from sidecar.pipeline import (
+    ERROR,
+    FAIL,
+    NOT_APPLICABLE,
+    PASS,
+    Outcome,
+    Pipeline,
+    Verdict,
+    trace_id_of,
+)
 from sidecar.rules import load_rules
 from sidecar.scan import ScanPattern, literal
 from sidecar.sources.base import Record
@@ -287,6 +297,10 @@ def test_verdict_json_is_exactly_its_dict_as_json(
     for _ in range(2):  # made, then from the caches
         assert verdict.to_json() == orjson.dumps(verdict.to_dict())
     verdict.cut = ("response", event_id)
+    assert verdict.to_json() == orjson.dumps(verdict.to_dict())
+    verdict.trace_id = "0af7651916cd43dd8448eb211c80319c"
+    assert verdict.to_json() == orjson.dumps(verdict.to_dict())
+    verdict.cut = ()
     assert verdict.to_json() == orjson.dumps(verdict.to_dict())
 
 
@@ -601,3 +615,51 @@ def test_a_prepare_that_fails_leaves_each_call_to_itself(
     assert "MemoryError('no room for the batch')" in caplog.text
     p.run(events)
     assert caplog.text.count("could not prepare a batch") == 4
+
+
+TRACE = "0af7651916cd43dd8448eb211c80319c"
+
+
+@pytest.mark.parametrize(
+    ("headers", "extra", "want"),
+    [
+        ((), {}, None),
+        ((("traceparent", f"00-{TRACE}-b7ad6b7169203331-01".encode()),), {}, TRACE),
+        ((("Traceparent", f" 00-{TRACE.upper()}-b7ad6b7169203331-01 ".encode()),), {}, TRACE),
+        ((("traceparent", b"00-" + b"0" * 32 + b"-b7ad6b7169203331-01"),), {}, None),
+        ((("traceparent", b"not a trace"),), {}, None),
+        ((("traceparent", b"\xff\xfe"),), {}, None),
+        ((("other", f"00-{TRACE}-b7ad6b7169203331-01".encode()),), {}, None),
+        ((), {"trace_id": "1" * 32}, "1" * 32),
+        ((), {"trace_id": "short"}, None),
+        ((), {"trace_id": 12}, None),
+        # The event's own id wins over the header's.
+        (
+            (("traceparent", f"00-{TRACE}-b7ad6b7169203331-01".encode()),),
+            {"trace_id": "2" * 32},
+            "2" * 32,
+        ),
+    ],
+)
+def test_the_trace_id_comes_from_the_event_or_its_traceparent_header(
+    headers: tuple[tuple[str, bytes], ...], extra: dict[str, object], want: str | None
+) -> None:
+    doc = {"id": "e", "response": "r", **extra}
+    record = Record(orjson.dumps(doc), "t", 0, 0, None, None, headers)
+    from sidecar.events import decode
+
+    assert trace_id_of(record, decode(record.value)) == want
+
+
+def test_verdicts_keep_the_trace_ids_of_their_records(tmp_path: Path) -> None:
+    p = pipeline(tmp_path, "rules:\n  - {id: short, check: length_less_than, params: {value: 5}}\n")
+    header = (("traceparent", f"00-{TRACE}-b7ad6b7169203331-01".encode()),)
+    records = [
+        Record(b'{"id":"a","response":"long enough"}', "t", 0, 0, None, None, header),
+        Record(b'{"id":"b","response":"ok"}', "t", 0, 1),
+    ]
+    verdicts, dead, _ = p.process(records, max_event_bytes=10_000)
+    assert not dead
+    assert [v.trace_id for v in verdicts] == [TRACE, None]
+    assert orjson.loads(verdicts[0].to_json())["trace_id"] == TRACE
+    assert "trace_id" not in orjson.loads(verdicts[1].to_json())

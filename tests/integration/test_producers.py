@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import aiokafka.codec
+import httpx
 import orjson
 import pytest
 from aiokafka.consumer.fetcher import READ_COMMITTED
@@ -285,3 +286,51 @@ async def test_an_unreadable_batch_is_skipped_and_counted_when_asked(
             break
         await asyncio.sleep(0.2)
     assert await committed() == {0: 30}
+
+
+async def test_trace_ids_reach_the_verdicts_and_the_failed_rule_exemplars(
+    broker: EmbeddedBroker, topic_factory: Any, running: Any
+) -> None:
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+    bootstrap = broker.bootstrap_servers
+    topic, verdicts = await topic_factory(), await topic_factory(prefix="verdicts")
+    producer = librdkafka(bootstrap, **{"compression.type": "lz4"})
+    # A template left unfilled fails the default pack's template rule.
+    send(
+        producer,
+        topic,
+        [event_line(1, response="hello {{name}}")],
+        headers=[("traceparent", TRACEPARENT)],
+    )
+    send(producer, topic, [event_line(2)])
+    await flush(producer)
+    settings = kafka_settings(bootstrap, topic, kafka={"verdict_topic": verdicts})
+    app = App(settings, registry=CollectorRegistry())
+    await running(app)
+    written = await read_topic(bootstrap, verdicts, expect=2)
+    by_id = {doc["id"]: doc for doc in (orjson.loads(r.value) for r in written)}
+    trace_id = TRACEPARENT.split(b"-")[1].decode()
+    assert by_id["e-000001"]["trace_id"] == trace_id
+    assert "trace_id" not in by_id["e-000002"]
+
+    async with httpx.AsyncClient() as client:
+        url = f"http://127.0.0.1:{app.http.port}/metrics"
+        om = await client.get(
+            url, headers={"Accept": "application/openmetrics-text; version=1.0.0"}
+        )
+        plain = await client.get(url)
+    assert om.headers["content-type"].startswith("application/openmetrics-text")
+    assert plain.headers["content-type"].startswith("text/plain")
+    assert om.text.endswith("# EOF\n")
+    exemplars = [
+        (s.labels, s.exemplar.labels)
+        for family in text_string_to_metric_families(om.text)  # a strict parser
+        for s in family.samples
+        if s.exemplar is not None
+    ]
+    assert exemplars
+    assert all(labels["result"] == "fail" for labels, _ in exemplars)
+    assert {ex["trace_id"] for _, ex in exemplars} == {trace_id}
+    # The plain text format has no exemplars, and the same series.
+    assert "trace_id" not in plain.text
