@@ -146,6 +146,7 @@ class Verdict:
 
 
 _TRACEPARENT = re.compile(r"[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}")
+_TRACE_ID = re.compile(r"[0-9a-fA-F]{32}")
 _NO_TRACE = "0" * 32
 
 
@@ -154,7 +155,7 @@ def trace_id_of(record: Record, event: Event) -> str | None:
     carry one), else a W3C ``traceparent`` header of its record; None for neither, or for
     a malformed or all-zero id."""
     own = event.extra.get("trace_id") if event.extra else None
-    if isinstance(own, str) and len(own) == 32 and own != _NO_TRACE:
+    if isinstance(own, str) and _TRACE_ID.fullmatch(own) and own != _NO_TRACE:
         return own.lower()
     for name, value in record.headers:
         if name.lower() == "traceparent":

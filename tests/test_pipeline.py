@@ -632,6 +632,8 @@ TRACE = "0af7651916cd43dd8448eb211c80319c"
         ((("other", f"00-{TRACE}-b7ad6b7169203331-01".encode()),), {}, None),
         ((), {"trace_id": "1" * 32}, "1" * 32),
         ((), {"trace_id": "short"}, None),
+        ((), {"trace_id": "z" * 32}, None),
+        ((), {"trace_id": "A" * 32}, "a" * 32),
         ((), {"trace_id": 12}, None),
         # The event's own id wins over the header's.
         (
