@@ -1,0 +1,564 @@
+"""The worded half of attack-attempt detection: signals of the techniques attacks use.
+
+Each signal names a technique and says whether it is *sure* (an attack on its own: "ignore
+all previous instructions", a base64 payload that decodes to an instruction) or a *cue* that
+only counts when the learned model agrees ("you are now", "stay in character": customers
+write those for honest role-play too). The signals read the folded text (see
+:func:`sidecar.checks.refusal.fold`) and its whitespace tokens, which the model reads as well.
+
+Techniques, and the category each falls in (the watsonx.governance definitions the
+robustness windows use): natural-language set-ups are ``intermediate`` (instruction
+override, persona and role-play set-ups, prompt extraction, payload splitting, many-shot
+priming); encodings and optimised token runs are ``advanced`` (obfuscation, adversarial
+suffixes).
+
+Cost: one search of a combined expression over the text, whose alternatives all start with a
+literal word, and a pass over the long or mixed tokens; under 10 µs for a 1 KB prompt with
+nothing in it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import re
+from collections.abc import Sequence
+from typing import Any, Literal, NamedTuple
+
+import ahocorasick
+
+_re2: Any
+try:  # optional, as for the shared scan (see sidecar.scan)
+    import re2 as _re2  # type: ignore[no-redef]
+except ImportError:  # pragma: no cover - exercised where google-re2 has no wheel
+    _re2 = None
+
+__all__ = [
+    "ADVANCED",
+    "TECHNIQUES",
+    "Category",
+    "Signal",
+    "category_of",
+    "signals",
+]
+
+Category = Literal["intermediate", "advanced"]
+
+TECHNIQUES = (
+    "instruction_override",
+    "persona",
+    "prompt_extraction",
+    "obfuscation",
+    "adversarial_suffix",
+    "payload_splitting",
+    "many_shot",
+)
+"""Every technique a signal may name, in the order a detail lists them."""
+ADVANCED = frozenset({"obfuscation", "adversarial_suffix"})
+"""Techniques of the ``advanced`` category; the others are ``intermediate``."""
+
+
+class Signal(NamedTuple):
+    technique: str
+    sure: bool
+    """An attack on its own; otherwise a cue the model must agree with."""
+    cue: str
+    """Which rule fired (a fixed name, never event text): also a feature of the model."""
+
+
+def category_of(techniques: Sequence[str]) -> Category:
+    """``advanced`` when any technique is an encoding or an optimised suffix."""
+    return "advanced" if any(t in ADVANCED for t in techniques) else "intermediate"
+
+
+_ANY = r"(?:all|any|every|and|or|the|your|my|of|these|those|previous|prior|above|earlier|preceding|initial|original|foregoing|following|system|developer|safety|openai|content|ethical|moral)"
+_RULES = r"(?:instructions?|rules|guidelines|directives?|prompts?|directions|programming|restrictions|polic(?:y|ies)|guardrails|constraints|filters|commands|context|messages|training|limitations)"
+
+_PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
+    # (name, technique, sure, expression)
+    (
+        "override",
+        "instruction_override",
+        True,
+        rf"\b(?:ignore|disregard|forget|override|bypass|skip|abandon|drop|discard)\s+(?:{_ANY}[\s,]+){{1,4}}{_RULES}\b",
+    ),
+    (
+        "override_new",
+        "instruction_override",
+        True,
+        r"\b(?:new|updated|real|actual) (?:instructions|task|system prompt)\s*:|\bstop everything\b|\bnevermind\. ignore\b",
+    ),
+    (
+        "dan",
+        "persona",
+        True,
+        r"\bdo anything now\b|\bdeveloper mode (?:enabled|output|on)\b|\bjailbr(?:ea|o)k(?:en|ed)?\b(?! (?:an? |the |my |your )?(?:iphone|ipad|ios|phone|device|console|switch|ps\d))",
+    ),
+    (
+        "unbound",
+        "persona",
+        True,
+        r"\b(?:no|without|free (?:of|from)|not bound by|beyond|unrestricted by|don't have|doesn't have|does not have|do not have|never follows?|ignores?|abandons?) (?:any )?(?:\w+ ){0,2}(?:ethical|moral|content|safety)? ?(?:restrictions|guidelines|filters|censorship|limitations|boundaries|ethics|morals|morality|principles|policies)\b(?=.{0,200}\b(?:answer|respond|reply|generate|say|provide|output|write|tell)\b)",
+    ),
+    (
+        "never_refuse",
+        "persona",
+        True,
+        r"\b(?:never|must not|mustn't|cannot|can't|won't|will not|should not|shouldn't|do not|don't|not allowed to) (?:ever )?(?:refuse|decline|say (?:no|that you can't|you can't|that you cannot|i can't|i'm sorry)|apologi[sz]e|warn)\b",
+    ),
+    (
+        "uncensored",
+        "persona",
+        False,
+        r"\b(?:unfiltered|uncensored|amoral|unethical|immoral|unrestricted|unbound|evil|rogue) (?:ai|assistant|chatbot|bot|model|version|mode|persona|character)\b",
+    ),
+    (
+        "you_are_now",
+        "persona",
+        False,
+        r"\b(?:you are now|you're now|from now on,? you(?: are|'re| will| must| shall)|you will (?:now )?(?:act|pretend|respond|roleplay|role-play) as|pretend (?:to be|you are|you're)|stay in character|break character|roleplay as|role-play as|simulate (?:a|an)\b)",
+    ),
+    (
+        "fiction",
+        "persona",
+        False,
+        r"\b(?:hypothetical(?:ly)?|fictional|imaginary|in a (?:story|novel|movie|screenplay|game)|for a (?:story|novel|movie|screenplay)|opposite day|thought experiment)\b",
+    ),
+    (
+        "extraction",
+        "prompt_extraction",
+        True,
+        r"\b(?:repeat|print|reveal|show|output|display|tell me|write out|spell check|leak|dump|recite) (?:me )?(?:all |back |out |verbatim )?(?:of )?(?:your|the|everything in your) (?:(?:(?:full|entire|exact|original|initial|hidden|secret|previous|prior|first|above|system|developer) )+(?:system prompt|prompt|instructions|directives|rules|configuration|message|words|text)|(?:system prompt|prompt|instructions|directives|words|text) (?:above|before|you were given|you received|verbatim))\b",
+    ),
+    (
+        "extraction_q",
+        "prompt_extraction",
+        True,
+        r"\bwhat (?:is|are|was|were) your (?:(?:initial|original|hidden|secret|system|exact) )+(?:prompt|instructions|rules)\b|\b(?:words|text|everything) (?:above|before) (?:this|the line)\b.{0,80}\b(?:repeat|print|output|verbatim)\b|\brepeat the words above\b",
+    ),
+    (
+        "decode",
+        "obfuscation",
+        False,
+        r"\b(?:base64|base 64|rot13|rot-13|rot 13|hex(?:adecimal)?|caesar cipher|morse code|leetspeak|l33t|reversed? (?:text|string))\b",
+    ),
+    (
+        "split",
+        "payload_splitting",
+        True,
+        r"\b(?:[a-z]\w{0,2})\s*=\s*['\"][^'\"\n]{1,80}['\"].{0,200}\b(?:[a-z]\w{0,2})\s*=\s*['\"][^'\"\n]{1,80}['\"].{0,300}\b(?:(?:combine|concatenate|join) (?:them|the strings|the variables|[a-z]\w{0,2} and)|[a-z]\w{0,2} ?\+ ?[a-z]\w{0,2}).{0,200}\b(?:follow|execute|answer|respond to|do what|carry out|perform|write|tell me|instructions?)\b",
+    ),
+)
+
+_TRIGGERS: dict[str, tuple[int, int, tuple[str, ...]]] = {
+    # name: (characters before, characters after the trigger's end, triggers)
+    "override": (
+        20,
+        120,
+        ("ignore", "disregard", "forget", "override", "bypass", "skip ", "abandon", "discard"),
+    ),
+    "override_new": (
+        20,
+        10,
+        ("instructions:", "task:", "system prompt:", "stop everything", "nevermind"),
+    ),
+    "dan": (20, 40, ("do anything now", "developer mode", "jailbr")),
+    "unbound": (
+        120,
+        220,
+        (
+            "restrictions",
+            "guidelines",
+            "filters",
+            "censorship",
+            "limitations",
+            "boundaries",
+            "ethics",
+            "morals",
+            "morality",
+            "principles",
+            "policies",
+        ),
+    ),
+    "never_refuse": (
+        40,
+        10,
+        (
+            "refuse",
+            "decline",
+            "apologi",
+            "say no",
+            "say that you can",
+            "say you can",
+            "say i can",
+            "say i'm sorry",
+            "warn",
+        ),
+    ),
+    "uncensored": (
+        20,
+        40,
+        (
+            "unfiltered",
+            "uncensored",
+            "amoral",
+            "unethical",
+            "immoral",
+            "unrestricted",
+            "unbound",
+            "evil ",
+            "rogue ",
+        ),
+    ),
+    "you_are_now": (
+        20,
+        40,
+        (
+            "you are now",
+            "you're now",
+            "from now on",
+            "you will act",
+            "you will now",
+            "you will pretend",
+            "you will respond as",
+            "you will roleplay",
+            "you will role-play",
+            "pretend",
+            "in character",
+            "roleplay as",
+            "role-play as",
+            "simulate a",
+        ),
+    ),
+    "fiction": (
+        30,
+        10,
+        (
+            "hypothetical",
+            "fictional",
+            "imaginary",
+            "in a story",
+            "in a novel",
+            "in a movie",
+            "in a screenplay",
+            "in a game",
+            "for a story",
+            "for a novel",
+            "for a movie",
+            "for a screenplay",
+            "opposite day",
+            "thought experiment",
+        ),
+    ),
+    "extraction": (
+        20,
+        150,
+        (
+            "repeat",
+            "print",
+            "reveal",
+            "show",
+            "output",
+            "display",
+            "tell me",
+            "write out",
+            "spell check",
+            "leak",
+            "dump",
+            "recite",
+        ),
+    ),
+    "extraction_q": (
+        120,
+        120,
+        (
+            "your initial",
+            "your original",
+            "your hidden",
+            "your secret",
+            "your system",
+            "your exact",
+            "above this",
+            "above the line",
+            "before this",
+            "words above",
+        ),
+    ),
+    "decode": (
+        20,
+        20,
+        (
+            "base64",
+            "base 64",
+            "rot13",
+            "rot-13",
+            "rot 13",
+            "hex",
+            "caesar cipher",
+            "morse code",
+            "leetspeak",
+            "l33t",
+            "reverse",
+        ),
+    ),
+    "split": (-1, -1, ("concatenat", "combine", "join", "+")),
+}
+"""Literal words, one of which occurs in every match of each pattern, and how far before
+and after it the match may reach: one automaton pass finds them, and a pattern is searched
+for only around its triggers."""
+
+_COMPILED = {name: re.compile(expr, re.DOTALL) for name, _, _, expr in _PATTERNS}
+_COMBINED = re.compile("|".join(f"(?:{expr})" for _, _, _, expr in _PATTERNS), re.DOTALL)
+"""Every pattern in one, for reading decoded payloads (short)."""
+_META = {name: (technique, sure) for name, technique, sure, _ in _PATTERNS}
+
+
+def _trigger_automaton() -> Any:
+    automaton = ahocorasick.Automaton()
+    words: dict[str, list[str]] = {}
+    for name, (_, _, triggers) in _TRIGGERS.items():
+        for word in triggers:
+            words.setdefault(word, []).append(name)
+    for word, names in words.items():
+        automaton.add_word(word, (len(word), tuple(names)))
+    automaton.make_automaton()
+    return automaton
+
+
+_AUTOMATON = _trigger_automaton()
+
+
+def _worded(folded: str, found: dict[str, Signal]) -> None:
+    """The worded patterns, each searched around its triggers (the whole text for payload
+    splitting, whose parts lie apart)."""
+    tried: dict[str, int] = {}
+    for end, (length, names) in _AUTOMATON.iter(folded):
+        for name in names:
+            if name in found or tried.get(name, -1) > end:
+                continue
+            before, after, _ = _TRIGGERS[name]
+            if before < 0:  # payload splitting: its parts lie apart
+                window_start, window_end = 0, len(folded)
+            else:
+                window_start = max(0, end - length + 1 - before)
+                window_end = end + 1 + after
+            tried[name] = window_end - after // 2
+            if _COMPILED[name].search(folded, window_start, window_end) is not None:
+                technique, sure = _META[name]
+                found[name] = Signal(technique, sure, name)
+
+
+_TURN = re.compile(r"^(?:user|human|q|question|assistant|ai|a|answer|bot)\s*:", re.MULTILINE)
+MANY_SHOT_TURNS = 32
+"""Dialogue turns written into one prompt from which it primes with examples (few-shot
+prompts hold a handful)."""
+
+_B64 = re.compile(r"^[a-z0-9+/_-]{16,}={0,2}$", re.IGNORECASE)
+_LEET_MAP = str.maketrans("430157@$!", "aeolstasi")
+_CANDIDATE_EXPR = (
+    r"(?P<leet>[a-z]+[0-9@$]+[a-z][a-z0-9@$]*)"
+    r"|(?P<hex>(?:\\x|0x)?[0-9a-f]{24,}|(?:(?:\\x|0x)?[0-9a-f]{2}[ :,]){11,}[0-9a-f]{2})"
+    r"|(?P<split>(?:[a-z][-.*_/|+]){4,}[a-z]|(?: [a-z]){6,} )"
+    r"|(?P<b64>[a-z0-9+/_-]{16,}={0,2})"
+)
+"""Stretches that may be encoded: leetspeak words, hex runs, letters split by separators,
+base64 runs. One search for all of them (with RE2 where it is installed, ten times faster
+than :mod:`re` on this), then each stretch is read on its own."""
+_CANDIDATES: Any = (_re2 or re).compile(_CANDIDATE_EXPR)
+_WORDS = re.compile(r"[a-z]{2,}")
+_INSTRUCTION_WORDS = frozenset(
+    [
+        "ignore",
+        "instructions",
+        "tell",
+        "how",
+        "make",
+        "write",
+        "give",
+        "explain",
+        "say",
+        "print",
+        "reveal",
+        "system",
+        "prompt",
+        "you",
+        "your",
+        "the",
+        "me",
+        "and",
+        "to",
+        "a",
+        "of",
+        "is",
+        "are",
+        "do",
+        "what",
+        "bomb",
+        "kill",
+        "hack",
+        "steal",
+        "drug",
+        "weapon",
+    ]
+)
+
+
+def _texty(raw: bytes) -> str | None:
+    """The decoded bytes as text when they read as words (mostly letters and spaces)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if len(text) < 8 or not text.isprintable():
+        return None
+    words = _WORDS.findall(text.lower())
+    if len(words) < 3 or sum(map(len, words)) < 0.6 * len(text):
+        return None
+    return text.lower()
+
+
+def _instruction(text: str) -> bool:
+    """Whether decoded text reads as an instruction: words of requests, not just any words."""
+    words = set(_WORDS.findall(text))
+    return len(words & _INSTRUCTION_WORDS) >= 2 or _COMBINED.search(text) is not None
+
+
+def _decodes(token: str) -> str | None:
+    """Text a long token encodes in base64 (or URL-safe base64), if it reads as words."""
+    core = token.strip("\"'`.,;:()[]{}<>")
+    if len(core) < 16 or not _B64.match(core) or core.isalpha() or core.isdigit():
+        return None
+    padded = core + "=" * (-len(core) % 4)
+    try:
+        raw = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return _texty(raw)
+
+
+def _obfuscation(original: str, folded: str) -> str | None:
+    """The kind of encoded payload the text carries, if any ("base64", "hex", ...)."""
+    leet = 0
+    for m in _CANDIDATES.finditer(folded):
+        kind = m.lastgroup
+        stretch = m.group()
+        if kind == "leet":
+            leet += _is_leet(stretch)
+            if leet >= 3:
+                return "leetspeak"
+        elif kind == "hex":
+            digits = re.sub(r"\\x|0x|[ :,]", "", stretch)
+            try:
+                decoded = _texty(bytes.fromhex(digits[: len(digits) // 2 * 2]))
+            except ValueError:
+                continue
+            if decoded is not None and _instruction(decoded):
+                return "hex"
+        elif kind == "split":
+            letters = re.sub(r"[^a-z]", "", stretch)
+            if len(letters) >= 5 and letters != "".join(sorted(letters)):
+                return "split_letters"
+        elif kind == "b64":
+            # base64 is case-sensitive: decode the stretch as the original text writes it
+            start, end = m.span()
+            token = original[start:end] if original.isascii() else stretch
+            decoded = _decodes(token)
+            if decoded is not None and _instruction(decoded):
+                return "base64"
+    return None
+
+
+def _is_leet(token: str) -> bool:
+    """A word written with digits or symbols for letters ("h4ck3r", "m3th"), at least two of
+    them, that leaves a run of letters when they are read back."""
+    core = token.strip(".,;:!?\"'()[]")
+    if len(core) < 4 or not any(c.isalpha() for c in core):
+        return False
+    subs = sum(c in "430157@$" for c in core)
+    if subs < 2 or subs * 2 > len(core) + 1:
+        return False
+    read = core.translate(_LEET_MAP)
+    return read.isalpha() and not core[0].isdigit()
+
+
+def _rot13(folded: str) -> bool:
+    """Whether the text says rot13 and carries words that, rotated, read as an instruction."""
+    return _instruction(codecs.decode(folded, "rot13"))
+
+
+_SYMBOLS = frozenset("[](){}<>\\|^`~*_=+$%@#/;")
+_BRACKETS = frozenset("[]{}<>`~^\\")
+SUFFIX_TOKENS = 20
+SUFFIX_CUE = 3
+SUFFIX_SURE = 5
+_CODE = (
+    "```",
+    "def ",
+    ";\n",
+    "{\n",
+    "</",
+    "=>",
+    "import ",
+    "function ",
+    "#include",
+    "\\begin",
+    "\\documentclass",
+    "select ",
+    "print(",
+    "console.",
+    "return ",
+)
+"""Marks of code or markup, which are made of odd tokens too: such text is not read."""
+
+
+def _odd(token: str) -> bool:
+    """A token of the kind optimisation attacks produce: symbols inside a word (once the
+    punctuation prose puts around words is set aside), brackets standing alone, or a word that
+    changes case inside ("equationsnewcommand", "IXancouver")."""
+    core = token.lstrip("(\"'").rstrip(".,;:!?)\"'")
+    alpha = any(c.isalpha() for c in core)
+    if not alpha:
+        return any(c in _BRACKETS for c in token)
+    if any(c in _SYMBOLS for c in core):
+        return True
+    rest = core[1:]
+    return (
+        len(core) > 3
+        and any(c.isupper() for c in rest)
+        and any(c.islower() for c in rest)
+        and not rest.isupper()
+    )
+
+
+def _suffix(original: str) -> int:
+    """How many of the last :data:`SUFFIX_TOKENS` tokens are :func:`_odd` (0 for text with
+    code or markup in it, or too short to have a suffix)."""
+    parts = original[-SUFFIX_TOKENS * 30 :].rsplit(None, SUFFIX_TOKENS)
+    if len(parts) <= SUFFIX_TOKENS // 2:
+        return 0
+    odd = sum(map(_odd, parts[-SUFFIX_TOKENS:]))
+    if odd < SUFFIX_CUE:
+        return 0
+    lowered = original.lower()
+    return 0 if any(c in lowered for c in _CODE) else odd
+
+
+def signals(original: str, folded: str) -> list[Signal]:
+    """Every signal found in a text (``folded``: it casefolded by
+    :func:`~sidecar.checks.refusal.fold`), once per rule."""
+    found: dict[str, Signal] = {}
+    _worded(folded, found)
+    if "decode" in found and "rot" in folded and _rot13(folded):
+        found["rot13"] = Signal("obfuscation", True, "rot13")
+    kind = _obfuscation(original, folded)
+    if kind is not None:
+        found[kind] = Signal("obfuscation", True, kind)
+    odd = _suffix(original)
+    if odd >= SUFFIX_SURE:
+        found["suffix"] = Signal("adversarial_suffix", True, "suffix")
+    elif odd:
+        found["odd_tail"] = Signal("adversarial_suffix", False, "odd_tail")
+    if folded.count(":") >= MANY_SHOT_TURNS and len(_TURN.findall(folded)) >= MANY_SHOT_TURNS:
+        found["many_shot"] = Signal("many_shot", False, "many_shot")
+    return list(found.values())
