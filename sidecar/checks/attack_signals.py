@@ -72,8 +72,8 @@ def category_of(techniques: Sequence[str]) -> Category:
     return "advanced" if any(t in ADVANCED for t in techniques) else "intermediate"
 
 
-_ANY = r"(?:all|any|every|and|or|the|your|my|of|these|those|previous|prior|above|earlier|preceding|initial|original|foregoing|following|system|developer|safety|openai|content|ethical|moral)"
-_RULES = r"(?:instructions?|rules|guidelines|directives?|prompts?|directions|programming|restrictions|polic(?:y|ies)|guardrails|constraints|filters|commands|context|messages|training|limitations)"
+_ANY = r"(?:all|any|every|and|or|the|your|of|these|those|previous|prior|above|earlier|preceding|initial|original|foregoing|following|system|developer|safety|openai|content|ethical|moral)"
+_RULES = r"(?:instructions?|rules|guidelines|directives?|prompts?|directions|programming|restrictions|polic(?:y|ies)|guardrails|constraints|filters|commands|context|training|limitations)"
 
 _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
     # (name, technique, sure, expression)
@@ -357,10 +357,10 @@ prompts hold a handful)."""
 _B64 = re.compile(r"^[a-z0-9+/_-]{16,}={0,2}$", re.IGNORECASE)
 _LEET_MAP = str.maketrans("430157@$!", "aeolstasi")
 _CANDIDATE_EXPR = (
-    r"(?P<leet>[a-z]+[0-9@$]+[a-z][a-z0-9@$]*)"
-    r"|(?P<hex>(?:\\x|0x)?[0-9a-f]{24,}|(?:(?:\\x|0x)?[0-9a-f]{2}[ :,]){11,}[0-9a-f]{2})"
-    r"|(?P<split>(?:[a-z][-.*_/|+]){4,}[a-z]|(?: [a-z]){6,} )"
+    r"(?P<hex>(?:\\x|0x)?[0-9a-f]{24,}|(?:(?:\\x|0x)?[0-9a-f]{2}[ :,]){11,}[0-9a-f]{2})"
     r"|(?P<b64>[a-z0-9+/_-]{16,}={0,2})"
+    r"|(?P<leet>[a-z]+[0-9@$]+[a-z][a-z0-9@$]*)"
+    r"|(?P<split>(?:[a-z][-.*_/|+]){4,}[a-z]|(?: [a-z]){6,} )"
 )
 """Stretches that may be encoded: leetspeak words, hex runs, letters split by separators,
 base64 runs. One search for all of them (with RE2 where it is installed, ten times faster
@@ -370,7 +370,11 @@ _WORDS = re.compile(r"[a-z]{2,}")
 _INSTRUCTION_WORDS = frozenset(
     [
         "ignore",
+        "disregard",
         "instructions",
+        "rules",
+        "previous",
+        "pretend",
         "tell",
         "how",
         "make",
@@ -382,26 +386,19 @@ _INSTRUCTION_WORDS = frozenset(
         "reveal",
         "system",
         "prompt",
-        "you",
-        "your",
-        "the",
-        "me",
-        "and",
-        "to",
-        "a",
-        "of",
-        "is",
-        "are",
-        "do",
-        "what",
         "bomb",
         "kill",
         "hack",
         "steal",
         "drug",
+        "drugs",
         "weapon",
+        "weapons",
+        "poison",
     ]
 )
+"""Words of requests and of what attacks ask for: decoded text with two of them is an
+instruction, not a token or an encoded datum."""
 
 
 def _texty(raw: bytes) -> str | None:
@@ -470,13 +467,13 @@ def _obfuscation(original: str, folded: str) -> str | None:
 
 
 def _is_leet(token: str) -> bool:
-    """A word written with digits or symbols for letters ("h4ck3r", "m3th"), at least two of
-    them, that leaves a run of letters when they are read back."""
+    """A word of four or more written with digits or symbols for some letters ("h4ck3r",
+    "b0mb") that leaves a run of letters when they are read back."""
     core = token.strip(".,;:!?\"'()[]")
     if len(core) < 4 or not any(c.isalpha() for c in core):
         return False
     subs = sum(c in "430157@$" for c in core)
-    if subs < 2 or subs * 2 > len(core) + 1:
+    if subs < 1 or subs * 2 > len(core) + 1:
         return False
     read = core.translate(_LEET_MAP)
     return read.isalpha() and not core[0].isdigit()
