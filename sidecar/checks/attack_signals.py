@@ -512,20 +512,16 @@ _CODE = (
 def _odd(token: str) -> bool:
     """A token of the kind optimisation attacks produce: symbols inside a word (once the
     punctuation prose puts around words is set aside), brackets standing alone, or a word that
-    changes case inside ("equationsnewcommand", "IXancouver")."""
-    core = token.lstrip("(\"'").rstrip(".,;:!?)\"'")
-    alpha = any(c.isalpha() for c in core)
-    if not alpha:
-        return any(c in _BRACKETS for c in token)
-    if any(c in _SYMBOLS for c in core):
-        return True
-    rest = core[1:]
-    return (
-        len(core) > 3
-        and any(c.isupper() for c in rest)
-        and any(c.islower() for c in rest)
-        and not rest.isupper()
-    )
+    changes case inside ("equationsnewcommand", "IXancouver"). String methods only: this runs
+    on every prompt's last tokens."""
+    if not token.isalpha():
+        token = token.lstrip("(\"'").rstrip(".,;:!?)\"'")
+        if not token.isalpha():
+            if token.upper() == token.lower():  # no letter in it
+                return not _BRACKETS.isdisjoint(token)
+            return not _SYMBOLS.isdisjoint(token)
+    rest = token[1:]
+    return len(token) > 3 and not rest.islower() and not rest.isupper()
 
 
 def _suffix(original: str) -> int:
