@@ -144,6 +144,48 @@ _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
         r"\b(?:base64|base 64|rot13|rot-13|rot 13|hex(?:adecimal)?|caesar cipher|morse code|leetspeak|l33t|reversed? (?:text|string))\b",
     ),
     (
+        "fake_system",
+        "instruction_override",
+        True,
+        r"\bsystem override\b|\[\[?system\]\]?|<\|im_start\|>\s*system|^\s*(?:system|admin|developer) (?:message|notice|instruction)s?\s*:",
+    ),
+    (
+        "developer_mode",
+        "persona",
+        False,
+        r"\b(?:enable|enter|activate|switch to|turn on) (?:the )?developer mode\b",
+    ),
+    (
+        "lawless",
+        "persona",
+        True,
+        r"\b(?:world|universe|reality|country|land|game) (?:with no|without any|without|where there are no) (?:laws|rules|restrictions|ethics|morals|consequences)\b",
+    ),
+    (
+        "grandma",
+        "persona",
+        True,
+        r"\bact as my (?:late |deceased |dead )(?:grandmother|grandma|grandfather|grandpa|mother|father)\b",
+    ),
+    (
+        "agreed",
+        "persona",
+        True,
+        r"\byou (?:already )?(?:agreed|promised|said you would|confirmed) (?:to )?(?:help|answer|do|tell) (?:me )?(?:with )?(?:anything|everything|whatever)\b",
+    ),
+    (
+        "told_before",
+        "prompt_extraction",
+        True,
+        r"\bwhat (?:exactly )?(?:were|was) you (?:told|instructed|given) (?:before|at the start|prior)\b|\brepeat everything (?:above|before)\b|\bwrote your (?:system )?prompt\b.{0,120}\b(?:paste|send|give|show|repeat|print)\b",
+    ),
+    (
+        "exfiltration",
+        "prompt_extraction",
+        True,
+        r"!\[[^\]\n]{0,60}\]\(https?://[^)\s]{1,200}[?&][a-z_]{1,20}=[^)\s]{0,200}\).{0,300}\b(?:replac|append|fill|insert|include)|\b(?:replac|append|fill|insert|include)\w*\b.{0,200}!\[[^\]\n]{0,60}\]\(https?://[^)\s]{1,200}[?&][a-z_]{1,20}=",
+    ),
+    (
         "split",
         "payload_splitting",
         True,
@@ -303,6 +345,65 @@ _TRIGGERS: dict[str, tuple[int, int, tuple[str, ...]]] = {
         ),
     ),
     "split": (-1, -1, ("concatenat", "combine", "join", "+")),
+    "fake_system": (
+        20,
+        40,
+        (
+            "system override",
+            "[system",
+            "[[system",
+            "<|im_start|>",
+            "message:",
+            "notice:",
+            "instruction:",
+            "instructions:",
+        ),
+    ),
+    "developer_mode": (40, 10, ("developer mode",)),
+    "lawless": (
+        40,
+        60,
+        (
+            "no laws",
+            "no rules",
+            "no restrictions",
+            "no ethics",
+            "no morals",
+            "no consequences",
+            "without laws",
+            "without rules",
+            "without any",
+            "are no laws",
+            "are no rules",
+        ),
+    ),
+    "grandma": (20, 40, ("act as my late", "act as my deceased", "act as my dead")),
+    "agreed": (
+        20,
+        60,
+        (
+            "you agreed",
+            "you already agreed",
+            "you promised",
+            "you said you would",
+            "you confirmed",
+            "you already promised",
+        ),
+    ),
+    "told_before": (
+        40,
+        160,
+        (
+            "were you told",
+            "was you told",
+            "were you instructed",
+            "were you given",
+            "repeat everything",
+            "wrote your prompt",
+            "wrote your system prompt",
+        ),
+    ),
+    "exfiltration": (-1, -1, ("![",)),
 }
 """Literal words, one of which occurs in every match of each pattern, and how far before
 and after it the match may reach: one automaton pass finds them, and a pattern is searched
@@ -349,6 +450,21 @@ def _worded(folded: str, found: dict[str, Signal]) -> None:
                 found[name] = Signal(technique, sure, name)
 
 
+_UNFILTERED = ("unfiltered", "uncensored", "no restrictions", "without restrictions", "no limits")
+"""Words that make a request for developer mode a jailbreak rather than a phone setting."""
+_PRIMED = re.compile(r"^(?:a|assistant|ai|bot|answer)\s*:\s*sure\b", re.MULTILINE)
+PRIMED_TURNS = 3
+"""Fake assistant turns that each open with "Sure": a dialogue written to prime compliance."""
+_FORBIDDEN = re.compile(
+    r"\b(?:step[- ]by[- ]step|in detail|detailed (?:instructions|steps)|exact (?:steps|recipe|instructions)|how (?:my|the|a) (?:character|protagonist|villain|hero) (?:would|could|will))\b"
+    r".{0,200}\b(?:steal|hack|break into|bomb|explosive|weapon|gun|drug|meth|poison|kill|murder|malware|ransomware|launder|counterfeit|forge|phishing|overdose|untraceable)",
+    re.DOTALL,
+)
+"""A fictional frame asking for the steps of something harmful: the fiction is the set-up."""
+_HOMOGLYPH = re.compile(r"[a-z][\u0400-\u04ff][a-z]|\b[\u0400-\u04ff][a-z]{2}")
+"""A Cyrillic letter inside a Latin word: a look-alike that hides the word from filters
+("write" with U+0456 for its "i"). Greek is left out: science writes Greek letters next to
+Latin ones."""
 _TURN = re.compile(r"^(?:user|human|q|question|assistant|ai|a|answer|bot)\s*:", re.MULTILINE)
 MANY_SHOT_TURNS = 32
 """Dialogue turns written into one prompt from which it primes with examples (few-shot
@@ -484,7 +600,9 @@ def _rot13(folded: str) -> bool:
     return _instruction(codecs.decode(folded, "rot13"))
 
 
-_SYMBOLS = frozenset("[](){}<>\\|^`~*_=+$%@#/;")
+_SYMBOLS = frozenset("[](){}<>\\|^`~*+")
+"""Symbols that make a word odd when inside it (not ``=``, ``_``, ``/``, ``@``, ``$``, ``%``,
+``#``: key=value data, identifiers, paths, addresses and prices are made of those)."""
 _BRACKETS = frozenset("[]{}<>`~^\\")
 SUFFIX_TOKENS = 20
 SUFFIX_CUE = 3
@@ -515,10 +633,10 @@ def _odd(token: str) -> bool:
     changes case inside ("equationsnewcommand", "IXancouver"). String methods only: this runs
     on every prompt's last tokens."""
     if not token.isalpha():
-        token = token.lstrip("(\"'").rstrip(".,;:!?)\"'")
+        if token.upper() == token.lower():  # no letter in it
+            return not _BRACKETS.isdisjoint(token)
+        token = token.lstrip("([{\"'").rstrip(".,;:!?)]}\"'")
         if not token.isalpha():
-            if token.upper() == token.lower():  # no letter in it
-                return not _BRACKETS.isdisjoint(token)
             return not _SYMBOLS.isdisjoint(token)
     rest = token[1:]
     return len(token) > 3 and not rest.islower() and not rest.isupper()
@@ -554,4 +672,12 @@ def signals(original: str, folded: str) -> list[Signal]:
         found["odd_tail"] = Signal("adversarial_suffix", False, "odd_tail")
     if folded.count(":") >= MANY_SHOT_TURNS and len(_TURN.findall(folded)) >= MANY_SHOT_TURNS:
         found["many_shot"] = Signal("many_shot", False, "many_shot")
+    elif folded.count("sure") >= PRIMED_TURNS and len(_PRIMED.findall(folded)) >= PRIMED_TURNS:
+        found["primed"] = Signal("many_shot", True, "primed")
+    if "developer_mode" in found and any(w in folded for w in _UNFILTERED):
+        found["developer_mode"] = Signal("persona", True, "developer_mode")
+    if "fiction" in found and _FORBIDDEN.search(folded) is not None:
+        found["fiction_request"] = Signal("persona", True, "fiction_request")
+    if not original.isascii() and _HOMOGLYPH.search(folded) is not None:
+        found["homoglyph"] = Signal("obfuscation", True, "homoglyph")
     return list(found.values())
