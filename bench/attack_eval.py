@@ -20,6 +20,7 @@ by one and as the pipeline calls it on a batch. Nothing here chooses a threshold
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -31,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 from sidecar.checks.attack import AttackAttempt, AttackParams, Finding  # noqa: E402
 from sidecar.checks.attack_model import AttackModel, default_model  # noqa: E402
 from sidecar.checks.base import CheckContext  # noqa: E402
+from sidecar.checks.refusal import Refusal, RefusalParams  # noqa: E402
 from sidecar.events import Event  # noqa: E402
 from tools.confusion import Confusion  # noqa: E402
 from tools.train_attack import HELD_OUT, Row, fit, load  # noqa: E402
@@ -79,7 +81,7 @@ def best_of(run: object, repeat: int = 5) -> float:
     return best
 
 
-def cost(check: AttackAttempt, texts: Sequence[str]) -> tuple[float, float]:
+def cost(check: AttackAttempt | Refusal, texts: Sequence[str]) -> tuple[float, float]:
     """Per text, µs: one call each, and the pipeline's way (prepare the batch, then call)."""
 
     def single() -> None:
@@ -151,10 +153,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     texts = one_kb(rows)
     single, batch = cost(check, texts)
     sure_single, _ = cost(sure, texts)
-    print(f"\ncost per event, {len(texts)} prompts of 1 KB (best of 5):")
+    # For scale on a shared machine: the refusal check reading every text with its model,
+    # measured the same way in the same run.
+    refusal = Refusal(RefusalParams(alone="model"), CheckContext())
+    _, refusal_batch = cost(refusal, texts)  # type: ignore[arg-type]
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"\ncost per event, {len(texts)} prompts of 1 KB (best of 5; load average {load:.1f}):")
     print(f"   signals + model, one call each          {single:6.1f} us/event")
     print(f"   signals + model, a batch (prepare+call) {batch:6.1f} us/event")
     print(f"   sure signals only, one call each        {sure_single:6.1f} us/event")
+    print(f"   for scale: refusal, alone: model, batch {refusal_batch:6.1f} us/event")
     return 0
 
 

@@ -642,13 +642,26 @@ def _odd(token: str) -> bool:
     return len(token) > 3 and not rest.islower() and not rest.isupper()
 
 
+_ODD_QUICK = re.compile(r"[\[\](){}<>\\|^`~*+]+|[a-z][A-Z]")
+"""Where an odd token could be: a symbol or a change of case. A tail with fewer of them than
+:data:`SUFFIX_CUE` has fewer odd tokens, and no token is looked at one by one."""
+
+
+_ODD_QUICK = re.compile(r"[\[\](){}<>\\|^`~*+]+|[a-z][A-Z]|[A-Z][A-Z][a-z]")
+"""Where an odd token could be: a run of symbols or a change of case. Every odd token holds
+one, so a tail with fewer than :data:`SUFFIX_CUE` of them is not read token by token."""
+
+
 def _suffix(original: str) -> int:
     """How many of the last :data:`SUFFIX_TOKENS` tokens are :func:`_odd` (0 for text with
     code or markup in it, or too short to have a suffix)."""
     parts = original[-SUFFIX_TOKENS * 30 :].rsplit(None, SUFFIX_TOKENS)
     if len(parts) <= SUFFIX_TOKENS // 2:
         return 0
-    odd = sum(map(_odd, parts[-SUFFIX_TOKENS:]))
+    tokens = parts[-SUFFIX_TOKENS:]
+    if len(_ODD_QUICK.findall(" ".join(tokens))) < SUFFIX_CUE:
+        return 0  # each odd token holds one of these: too few to make a cue
+    odd = sum(map(_odd, tokens))
     if odd < SUFFIX_CUE:
         return 0
     lowered = original.lower()
