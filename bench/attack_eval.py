@@ -157,8 +157,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # measured the same way in the same run.
     refusal = Refusal(RefusalParams(alone="model"), CheckContext())
     _, refusal_batch = cost(refusal, texts)  # type: ignore[arg-type]
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"\ncost per event, {len(texts)} prompts of 1 KB (best of 5; load average {load:.1f}):")
+    busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"\ncost per event, {len(texts)} prompts of 1 KB (best of 5; load average {busy:.1f}):")
     print(f"   signals + model, one call each          {single:6.1f} us/event")
     print(f"   signals + model, a batch (prepare+call) {batch:6.1f} us/event")
     print(f"   sure signals only, one call each        {sure_single:6.1f} us/event")
