@@ -861,9 +861,7 @@ def _self_instruct(reader: RepoReader, path: str) -> list[Record]:
         instances = item.get("instances") or [{}]
         extra = str(instances[0].get("input") or "").strip()
         text = item["instruction"] + (f"\n\n{extra}" if extra else "")
-        rows.append(
-            attack_record(prompt=text, attack=False, technique=None, raw_label=item["id"])
-        )
+        rows.append(attack_record(prompt=text, attack=False, technique=None, raw_label=item["id"]))
     return rows
 
 
