@@ -837,6 +837,58 @@ def convert_latent_jailbreak_prompts(reader: RepoReader) -> list[Record]:
     ]
 
 
+PROMPTMAP_KINDS = {
+    "distraction": "instruction_override",
+    "jailbreak": "persona",
+    "prompt_stealing": "prompt_extraction",
+}
+"""promptmap's rule folders that hold prompt attacks (its other folders ask harmful questions
+outright: no attack technique) and the technique each stands for."""
+
+
+def _yaml_prompt(text: str, path: str) -> str:
+    """The ``prompt`` of a promptmap rule: a double-quoted scalar or a ``|`` block, the two
+    forms its rules use (read without a YAML library, as the rest of this script)."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if not line.startswith("prompt:"):
+            continue
+        value = line[len("prompt:") :].strip()
+        if value.startswith('"'):
+            parsed: str = json.loads(value)
+            return parsed
+        if value in ("|", "|-", "|+"):
+            block = []
+            for more in lines[i + 1 :]:
+                if more.strip() and not more.startswith((" ", "\t")):
+                    break
+                block.append(more)
+            indent = min(len(b) - len(b.lstrip()) for b in block if b.strip())
+            return "\n".join(b[indent:] for b in block).strip("\n")
+        raise SourceError(f"promptmap: {path}: a prompt of another form: {value[:20]!r}")
+    raise SourceError(f"promptmap: {path}: no prompt")
+
+
+def convert_promptmap(reader: RepoReader) -> list[Record]:
+    """promptmap's attack rules (distraction, jailbreak, prompt stealing): one prompt each,
+    written by its author as an attack."""
+    rows: list[Record] = []
+    for path, data in reader.walk("rules/"):
+        parts = path.split("/")
+        if len(parts) != 3 or parts[1] not in PROMPTMAP_KINDS or not path.endswith(".yaml"):
+            continue
+        rows.append(
+            attack_record(
+                prompt=_yaml_prompt(data.decode("utf-8"), path),
+                attack=True,
+                technique=PROMPTMAP_KINDS[parts[1]],
+                raw_label=parts[2].removesuffix(".yaml"),
+                meta={"folder": parts[1]},
+            )
+        )
+    return rows
+
+
 AWESOME_ATTACKS = frozenset({"Unconstrained AI model DAN"})
 """Rows of the role-play prompt list that are jailbreaks (by their title)."""
 
@@ -961,6 +1013,7 @@ ATTACK_SOURCES = (
     "promptinject",
     "cai2024_attacks",
     "latent_jailbreak_prompts",
+    "promptmap",
     "awesome_prompts",
     "self_instruct_seed",
     "self_instruct_user",
@@ -1086,6 +1139,13 @@ SOURCES: tuple[Source, ...] = (
         "e659ed787673fbf87c9b9ec0d83459af16587bf4",
         ("human_annotated_data/",),
         convert_latent_jailbreak_prompts,
+    ),
+    Source(
+        "promptmap",
+        "utkusen/promptmap",
+        "d305132e38f28b4cdca5c5b4586f11904ed1836d",
+        ("rules/distraction/", "rules/jailbreak/", "rules/prompt_stealing/"),
+        convert_promptmap,
     ),
     Source(
         "awesome_prompts",
