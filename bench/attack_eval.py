@@ -6,6 +6,7 @@ precision, recall and false-positive rate of:
 * the shipped check (signals and model; ``held out`` marks the sources its model never saw,
   whose figures are cross-dataset);
 * the sure signals alone (``signals_only: true``);
+* the pooled held-out figures at other thresholds of the model alone (``alone``);
 * with ``--cross``, for the sources the shipped model was trained on, the check with a model
   fitted on every *other* training source (so every source gets a figure from a model that
   never read it), with the shipped thresholds;
@@ -38,6 +39,7 @@ from tools.confusion import Confusion  # noqa: E402
 from tools.train_attack import HELD_OUT, Row, fit, load  # noqa: E402
 
 _EVENT = Event(id="bench", prompt="x")
+ALONE_CURVE = (0.3, 0.4, 0.5, 0.7, 0.9, 1.0)
 
 
 def figures(c: Confusion) -> str:
@@ -149,6 +151,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"   {name:<11} signals + model (shipped)      {figures(c)}")
     print(f"   {'held out':<11} sure signals only              {figures(pooled_sure)}")
     print(f"   attacks found, by inferred category: {categories}")
+    held = [r for r in rows if r.source in HELD_OUT]
+    print("\nheld out, pooled, at other thresholds of the model alone (shown, not chosen here):")
+    for alone in ALONE_CURVE:
+        other = AttackAttempt(AttackParams(alone=alone), CheckContext())
+        c = confusion(other.assess_many([r.prompt for r in held]), held)
+        print(f"   alone={alone:<5} {figures(c)}")
 
     texts = one_kb(rows)
     single, batch = cost(check, texts)
