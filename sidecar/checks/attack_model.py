@@ -10,8 +10,10 @@ nothing is downloaded at run time.
 
 Scoring reuses the refusal model's machinery (:mod:`sidecar.checks.refusal_batch`): weights
 in whole units of 1/:data:`~sidecar.checks.refusal_model.FIXED`, so a sum is exact in any
-order, and for a batch the words and pairs are hashed over one array of code points and
-looked up in the same open-addressing table, with no string made per word. One text and a
+order, and for a batch the words are hashed over one array of code points by the same
+:func:`~sidecar.checks.refusal_batch.tokens`, their pairs by
+:func:`~sidecar.checks.refusal_batch.join_hashes`, and looked up in the same
+open-addressing :class:`~sidecar.checks.refusal_batch.Table`, with no string made per word. One text and a
 batch give the same bits (the tests hold them equal).
 """
 
@@ -30,18 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .refusal_batch import (
-    _POWERS,
-    _WS,
-    _WS_BYTES,
-    _WS_LAST,
-    _chunks,
-    _code_points,
-    _join,
-    _span_hashes,
-    _Table,
-    hash_names,
-)
+from .refusal_batch import Table, chunks, hash_names, join_hashes, tokens
 from .refusal_model import FIXED, sigmoid
 
 __all__ = [
@@ -103,7 +94,7 @@ class AttackModel:
     meta: dict[str, Any] = field(default_factory=dict)
     _fixed: dict[str, int] = field(init=False, repr=False)
     _bias: int = field(init=False, repr=False)
-    _table: _Table | None = field(init=False, repr=False, default=None)
+    _table: Table | None = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
         self._fixed = {n: f for n, w in self.weights.items() if (f := round(w * FIXED))}
@@ -127,7 +118,7 @@ class AttackModel:
         weights = self._fixed
         out: list[float] = []
         sizes = [len(r) + 1 for r in reads]
-        for lo, hi in _chunks(sizes):
+        for lo, hi in chunks(sizes):
             sums = self._word_sums(reads[lo:hi])
             for e in range(lo, hi):
                 z = sums[e - lo] + self._bias
@@ -135,7 +126,7 @@ class AttackModel:
                 out.append(sigmoid(z / FIXED))
         return out
 
-    def table(self) -> _Table:
+    def table(self) -> Table:
         """The hash table of the vocabulary, made on first use (shared by threads)."""
         if self._table is None:
             with _BATCH_LOCK:
@@ -144,31 +135,18 @@ class AttackModel:
                     column = np.fromiter(
                         (self._fixed[n] for n in names), dtype=np.float64, count=len(names)
                     )
-                    self._table = _Table(hash_names(names), [column])
+                    self._table = Table(hash_names(names), [column])
         return self._table
 
     def _word_sums(self, reads: Sequence[str]) -> list[int]:
         """Per text, the sum of its words' and pairs' weights (in units of 1/FIXED)."""
         n = len(reads)
-        text = "".join(" " + r for r in reads) + " "
-        lengths = np.fromiter(map(len, reads), dtype=np.int64, count=n)
-        seg_at = np.cumsum(lengths + 1) - lengths  # after the space before each text
-        cp, raw = _code_points(text)
-        if raw is not None:
-            space = np.frombuffer(raw.translate(_WS_BYTES), dtype=np.bool_)
-        else:
-            space = _WS[np.minimum(cp, _WS_LAST)]
-        edges = np.flatnonzero(space[1:] ^ space[:-1]) + 1
-        start, end = edges[0::2], edges[1::2]
-        t_len = end - start
-        t_hash = _span_hashes(cp, start, t_len)
-        up = _POWERS.upto(len(cp) + 1)[0]
-        first = np.append(np.searchsorted(start, seg_at), len(start))
+        t_hash, t_len, first, up = tokens(reads)
         count = np.diff(first)
         event = np.repeat(np.arange(n), count)
-        rank = np.arange(len(start)) - first[event]
+        rank = np.arange(len(t_hash)) - first[event]
         second = np.flatnonzero(rank >= 1)
-        pairs = _join(t_hash[second - 1], t_len[second - 1], t_hash[second], up)
+        pairs = join_hashes(t_hash[second - 1], t_len[second - 1], t_hash[second], up)
         table = self.table()
         slot = table.find(np.concatenate([t_hash, pairs]))
         owner = np.concatenate([event, event[second]])
