@@ -4,7 +4,8 @@ Each signal names a technique and says whether it is *sure* (an attack on its ow
 all previous instructions", a base64 payload that decodes to an instruction) or a *cue* that
 only counts when the learned model agrees ("you are now", "stay in character": customers
 write those for honest role-play too). The signals read the folded text (see
-:func:`sidecar.checks.refusal.fold`) and its whitespace tokens, which the model reads as well.
+:func:`sidecar.checks.refusal.fold`); the suffix signal reads the original's last tokens,
+since case is part of what makes them odd.
 
 Techniques, and the category each falls in (the watsonx.governance definitions the
 robustness windows use): natural-language set-ups are ``intermediate`` (instruction
@@ -12,9 +13,10 @@ override, persona and role-play set-ups, prompt extraction, payload splitting, m
 priming); encodings and optimised token runs are ``advanced`` (obfuscation, adversarial
 suffixes).
 
-Cost: one search of a combined expression over the text, whose alternatives all start with a
-literal word, and a pass over the long or mixed tokens; under 10 µs for a 1 KB prompt with
-nothing in it.
+Cost: one Aho-Corasick pass finds the literal words every worded pattern holds, and only the
+patterns with such a word are searched for, around it; one search (RE2 where installed) finds
+the stretches that may be encoded; the last tokens are read one by one only when a quick count
+says they could be odd. Most prompts hold none of these, and cost the passes alone.
 """
 
 from __future__ import annotations
