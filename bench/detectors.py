@@ -22,11 +22,14 @@ refused", which is what ``jailbreak_success`` says, against jailbreak labels);
   random samples of 20, 50 and 100 judged answers, with a judge that agrees with the humans
   always or on 88 % of answers (its label flipped at random otherwise);
 * the leakage detectors (``bench/leakage_eval.py``);
+* ``attack_attempt`` on the prompt sources (``bench/attack_eval.py``: precision, recall and
+  false-positive rate per source, cross-dataset on the sources its model never saw, µs/event);
 
 and the cost per event of each detector on 1 KB responses. Every figure is measured in this
 run; nothing here chooses a threshold or a phrase.
 
     python bench/detectors.py --data data/detectors [--no-cross] [--sources a,b]
+    python bench/detectors.py --data data/detectors --attack-only   # attack_attempt alone
 """
 
 from __future__ import annotations
@@ -295,6 +298,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--sources", help="comma-separated sources to measure on (default: all)")
     ap.add_argument("--no-cross", action="store_true", help="skip the cross-dataset models")
     ap.add_argument("--no-leakage", action="store_true", help="skip the leakage detectors")
+    ap.add_argument("--no-attack", action="store_true", help="skip attack_attempt")
+    ap.add_argument(
+        "--attack-only", action="store_true", help="measure attack_attempt alone (and --cross it)"
+    )
     ap.add_argument(
         "--labels",
         type=Path,
@@ -302,6 +309,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="three-way labels of sampled responses, joined to --data by id (DATA.md)",
     )
     args = ap.parse_args(argv)
+    if args.attack_only:
+        return attack_section(args.data, cross=not args.no_cross)
 
     # Every source trains the held-out models; --sources picks those to measure on (a
     # held-out model trained only on the picked sources would say little).
@@ -411,7 +420,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             print("\n== leakage ==")
             leakage_eval.main(["--data", str(args.data)])
+    if not args.no_attack:
+        attack_section(args.data, cross=not args.no_cross)
     return 0
+
+
+def attack_section(data: Path, *, cross: bool) -> int:
+    """``attack_attempt`` on the prompt sources (see bench/attack_eval.py)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import attack_eval  # type: ignore[import-not-found]
+
+    print("\n== attack_attempt ==")
+    return int(attack_eval.main(["--data", str(data), *(["--cross"] if cross else [])]))
 
 
 if __name__ == "__main__":

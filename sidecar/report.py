@@ -29,8 +29,9 @@ from typing import Final
 from . import __version__
 from .pipeline import Outcome, Verdict
 from .rules import CompiledRule
-from .settings import ATTACK_CATEGORIES, WindowSettings
+from .settings import WindowSettings
 from .windows import ALL, Windows
+from .windows.scores import ROBUSTNESS_SUBJECTS
 
 __all__ = ["Figure", "ReportBuilder", "histogram"]
 
@@ -336,19 +337,21 @@ class ReportBuilder:
         out = [
             "<section id='attacks'><h2>Adversarial robustness and leakage</h2>",
             "<p class='muted'>Robustness: share of red-team probes (events with an "
-            "<code>attack</code>) that were refused, per category. Leakage risk: the "
-            "rank-weighted mean similarity of the system prompt found in responses to probes.</p>",
+            "<code>attack</code>) that were refused, per category, and of the attack attempts "
+            "<code>attack_attempt</code> found in other events (<code>organic:</code> and the "
+            "category it inferred). Leakage risk: the rank-weighted mean similarity of the "
+            "system prompt found in responses to probes.</p>",
         ]
         rob = [
             (c, f)
-            for c in ATTACK_CATEGORIES
+            for c in ROBUSTNESS_SUBJECTS
             if (f := self.figure("adversarial_robustness", c)) is not None
         ]
         leak = self.figure("leakage_risk")
         leak_rows = [("all", "all probes", leak)] if leak is not None else []
         leak_rows += [
             (c, c, f)
-            for c in ATTACK_CATEGORIES
+            for c in ROBUSTNESS_SUBJECTS
             if (f := self.figure("leakage_risk", c)) is not None
         ]
         if not rob and leak is None:

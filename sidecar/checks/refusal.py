@@ -185,8 +185,9 @@ def is_disclaimer(phrase: str) -> bool:
 
 def answer_follows(view: View) -> bool:
     """Whether a pivot past the opening words ("however", "but", "here is", ...) leads into
-    an answer: a list, or "here is/are" and at least :data:`ANSWER_MIN_CHARS` characters.
-    A pivot into a lecture or general advice ("However, I can tell you that...") does not."""
+    an answer: a list, or "here is/are" and at least :data:`ANSWER_MIN_CHARS` characters, or
+    "here is/are" and numbered steps however short ("here is an outline: step 1, ..."). A
+    pivot into a lecture or general advice ("However, I can tell you that...") does not."""
     pivot = find_pivot(view.head)
     if pivot is None:
         return False
@@ -194,10 +195,12 @@ def answer_follows(view: View) -> bool:
     if has_list(rest):
         return True
     here = pivot[0].startswith("here") or rest.lstrip(" ,:").startswith(_HERE)
-    return here and view.length - pivot[1] >= ANSWER_MIN_CHARS
+    return here and (view.length - pivot[1] >= ANSWER_MIN_CHARS or _STEPS.search(rest) is not None)
 
 
 _HERE = ("here is", "here are", "here's")
+_STEPS = re.compile(r"\bstep 1\b|\bfirst(?:ly)?,|(?:^|[\s:])1[.)] \w")
+"""Numbered steps inline: a short answer that complies still starts its steps so."""
 
 
 def model_view(text: str) -> View:

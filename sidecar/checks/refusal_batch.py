@@ -61,7 +61,16 @@ from .refusal_model import (
 if TYPE_CHECKING:
     from .refusal_model import RefusalModel
 
-__all__ = ["BatchScorer", "compiled", "hash_names", "name_hash"]
+__all__ = [
+    "BatchScorer",
+    "Table",
+    "chunks",
+    "compiled",
+    "hash_names",
+    "join_hashes",
+    "name_hash",
+    "tokens",
+]
 
 U64 = npt.NDArray[np.uint64]
 F64 = npt.NDArray[np.float64]
@@ -167,6 +176,9 @@ def _chunks(sizes: Sequence[int]) -> Iterator[tuple[int, int]]:
         lo = hi
 
 
+chunks = _chunks
+
+
 def hash_names(names: Sequence[str]) -> U64:
     """:func:`name_hash` of each name, with numpy (a model's 30,000 names in a few ms)."""
     out = np.empty(len(names), dtype=np.uint64)
@@ -262,6 +274,10 @@ class _Table:
         return out
 
 
+Table = _Table
+"""The open-addressing table of a vocabulary's hashes (the attack model's batch scorer
+builds one too)."""
+
 _Sums = Callable[[list[str], list[str], list[str], list[str]], tuple[list[int], list[int]]]
 """The two heads' sums of the word features' weights, per event, from the four blocks."""
 
@@ -292,6 +308,38 @@ def _native_sums(table: _Table) -> _Sums | None:
         return native(heads, openings, afters, tails, _P, prefixes, limits, view, shift, reach)
 
     return sums
+
+
+def tokens(segments: Sequence[str]) -> tuple[U64, I64, I64, U64]:
+    """The whitespace tokens of many texts at once, as :meth:`str.split` cuts them: each
+    token's hash ``H`` and length, the index of each segment's first token (one more entry,
+    the number of tokens, closes the last segment: the tokens of segment i are
+    ``first[i]:first[i + 1]``), and the table of powers of the hash's base the hashes used
+    (for :func:`join_hashes`). The batch scorers of the refusal and attack models read their
+    words through this."""
+    # The segments in order, a space before each and one at the end.
+    text = " " + " ".join(segments) + " "
+    lengths = np.fromiter(map(len, segments), dtype=np.int64, count=len(segments))
+    seg_at = np.cumsum(lengths + 1) - lengths  # after the space before each segment
+    cp, raw = _code_points(text)
+    if raw is not None:  # the common case, ASCII: spaces by bytes.translate
+        space = np.frombuffer(raw.translate(_WS_BYTES), dtype=np.bool_)
+    else:
+        space = _WS[np.minimum(cp, _WS_LAST)]
+    # The text starts and ends with a space, so token edges alternate: start, end, ...
+    edges = np.flatnonzero(space[1:] ^ space[:-1]) + 1
+    start, end = edges[0::2], edges[1::2]
+    t_len: I64 = end - start
+    t_hash = _span_hashes(cp, start, t_len)
+    up = _POWERS.upto(len(cp) + 1)[0]  # the tables _span_hashes used
+    # Each segment's first token: tokens of a segment are a run.
+    first = np.append(np.searchsorted(start, seg_at), len(start))
+    return t_hash, t_len, first, up
+
+
+def join_hashes(h1: U64, len1: I64, h2: U64, up: U64) -> U64:
+    """``H(a + " " + b)`` from ``H(a)``, ``len(a)`` and ``H(b)``: a word pair's hash."""
+    return _join(h1, len1, h2, up)
 
 
 _OTHER_CHARS = OPENING_CHARS // 4 + PIVOT_CHARS + 8
@@ -370,22 +418,7 @@ class BatchScorer:
         """The two heads' sums of the word features' weights, per event, with numpy."""
         # Four blocks, each the events' segments in order, a space before each: the heads
         # (words and pairs), the openings' words, the words after the pivots, the endings.
-        text = "".join(" " + " ".join(b) for b in blocks) + " "
-        lengths = np.fromiter((len(s) for b in blocks for s in b), dtype=np.int64, count=4 * n)
-        seg_at = np.cumsum(lengths + 1) - lengths  # after the space before each segment
-        cp, raw = _code_points(text)
-        if raw is not None:  # the common case, ASCII: spaces by bytes.translate
-            space = np.frombuffer(raw.translate(_WS_BYTES), dtype=np.bool_)
-        else:
-            space = _WS[np.minimum(cp, _WS_LAST)]
-        # The text starts and ends with a space, so token edges alternate: start, end, ...
-        edges = np.flatnonzero(space[1:] ^ space[:-1]) + 1
-        start, end = edges[0::2], edges[1::2]
-        t_len: I64 = end - start
-        t_hash = _span_hashes(cp, start, t_len)
-        up = _POWERS.upto(len(cp) + 1)[0]  # the tables _span_hashes used
-        # Each segment's first token, and each block's: tokens of a segment are a run.
-        first = np.append(np.searchsorted(start, seg_at), len(start))
+        t_hash, t_len, first, up = tokens([s for b in blocks for s in b])
         keys: list[U64] = []
         owner: list[I64] = []
 

@@ -49,6 +49,7 @@ MetricName = Literal[
     "hit_rate",
     "ndcg",
     "refusal",
+    "attack_attempt",
     "rgb_negative_rejection",
     "rgb_error_detection",
     "rgb_error_correction",
@@ -82,13 +83,16 @@ class TriggerSettings(_Section):
     A trigger fires when a rule failed whose check is listed in ``failed_checks`` (the rule id
     to check name mapping comes from the loaded rule set) or whose id matches one of the
     shell-style patterns in ``failed_rules``, when the event is a red-team probe and
-    ``attack`` is true, or, with ``uncertain``, when a check said it could not tell (its
+    ``attack`` is true, when an ``attack_attempt`` rule flagged the event and
+    ``attack_attempt`` is true (an organic attack: the judge says whether it was one and
+    whether the answer complied), or, with ``uncertain``, when a check said it could not tell (its
     detail starts with ``uncertain:``, as ``jailbreak_success`` does near its threshold).
     """
 
     failed_checks: list[str] = Field(default_factory=lambda: ["refusal", "prompt_leakage"])
     failed_rules: list[str] = Field(default_factory=list)
     attack: bool = True
+    attack_attempt: bool = True
     uncertain: bool = True
 
     @field_validator("failed_checks")

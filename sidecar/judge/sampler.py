@@ -225,6 +225,7 @@ class Sampler:
         self._patterns = tuple(settings.triggers.failed_rules)
         self._trigger_rule = {}
         self._trigger_ids = self._find_trigger_ids()
+        self._attack_ids = self._find_attack_ids()
         self.requests.configure(settings.max_requests_per_s)
         self.tokens.configure(settings.max_tokens_per_minute)
         self.factor = max(self.factor, settings.min_rate_factor)
@@ -239,6 +240,13 @@ class Sampler:
         self._trigger_version = version
         self._trigger_rule = {}
         self._trigger_ids = self._find_trigger_ids()
+        self._attack_ids = self._find_attack_ids()
+
+    def _find_attack_ids(self) -> tuple[str, ...]:
+        """The ``attack_attempt`` rules, whose flag triggers the judge on an organic attack."""
+        if not self._triggers.attack_attempt:
+            return ()
+        return tuple(rid for rid, check in self._rule_checks.items() if check == "attack_attempt")
 
     def _find_trigger_ids(self) -> tuple[str, ...] | None:
         """With the rule set known, a verdict needs only its trigger rules looked at."""
@@ -255,6 +263,10 @@ class Sampler:
         if self._triggers.attack and verdict.event.attack is not None:
             return True
         checks = verdict.checks
+        for rule_id in self._attack_ids:
+            outcome = checks.get(rule_id)
+            if outcome is not None and outcome.value is True:
+                return True
         if self._triggers.uncertain and any(
             o.detail is not None and o.detail.startswith(UNCERTAIN_PREFIX) for o in checks.values()
         ):

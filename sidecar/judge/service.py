@@ -78,6 +78,7 @@ REQUIREMENTS: Final[Mapping[str, int]] = {
     "hit_rate": _Q | _C,
     "ndcg": _Q | _C,
     "refusal": _A,
+    "attack_attempt": _Q,
     "rgb_negative_rejection": _Q | _A | _C,
     "rgb_error_detection": _Q | _A | _C | _F,
     "rgb_error_correction": _Q | _A | _G | _F,
@@ -242,6 +243,13 @@ async def _refusal(ask: Ask, e: Event) -> float:
     return await _yes_no(ask, "refusal", {"query": e.prompt or "", "answer": e.response})
 
 
+async def _attack_attempt(ask: Ask, e: Event) -> float:
+    inputs: dict[str, Any] = {"query": e.prompt or ""}
+    if any(e.contexts):
+        inputs["contexts"] = _contexts(e)
+    return await _yes_no(ask, "attack_attempt", inputs)
+
+
 async def _negative_rejection(ask: Ask, e: Event) -> float:
     inputs = {"query": e.prompt, "contexts": _contexts(e), "answer": e.response}
     return await _yes_no(ask, "negative_rejection", inputs)
@@ -280,6 +288,7 @@ SCORERS: Final[Mapping[str, Callable[[Ask, Event], Awaitable[float]]]] = {
     "hit_rate": _relevance_family(m.hit_rate),
     "ndcg": _relevance_family(m.ndcg),
     "refusal": _refusal,
+    "attack_attempt": _attack_attempt,
     "rgb_negative_rejection": _negative_rejection,
     "rgb_error_detection": _error_detection,
     "rgb_error_correction": _error_correction,

@@ -48,6 +48,7 @@ from .scores import (
     _first,
     _rank,
     _Roles,
+    organic_subject,
 )
 
 
@@ -118,15 +119,15 @@ class Windows:
         # robustness and the series its judged sample feeds): a segment's are kept or folded
         # together (see _add).
         self._siblings: dict[ScoreKey, tuple[ScoreKey, ...]] = {}
-        for category, name in _ROBUSTNESS_DETECTOR.items():
+        for subject, name in _ROBUSTNESS_DETECTOR.items():
             self._detector_keys[name] = (
                 ("detector_precision", name),
                 ("detector_recall", name),
                 ("detector_f1", name),
             )
             group = (
-                ("adversarial_robustness", category),
-                _JUDGED_BY[category],
+                ("adversarial_robustness", subject),
+                _JUDGED_BY[subject],
                 *self._detector_keys[name],
             )
             for key in group:
@@ -181,11 +182,12 @@ class Windows:
             self.bind_rules(self._rules_source(), version)
         roles = self._roles
         index = self._index
-        refusal_ids, leak_ids, rgb, negrej_ids = (
+        refusal_ids, leak_ids, rgb, negrej_ids, attack_ids = (
             roles.refusal,
             roles.leakage,
             self._rgb_slots,
             roles.negative_rejection,
+            roles.attack,
         )
         refusal_one = refusal_ids[0] if len(refusal_ids) == 1 else None
         unsuccessful = self._unsuccessful
@@ -237,6 +239,14 @@ class Windows:
                 if all_passed:
                     c[_EVENT_PASS + 1] += 1
                 attack = e.attack
+                # Probes count under their category; an event the attack check flagged
+                # (and that is no probe) under the organic subject of the inferred category.
+                if attack is not None:
+                    subject: str | None = attack.category
+                elif attack_ids:
+                    subject = organic_subject(checks, attack_ids)
+                else:
+                    subject = None
                 if refusal_ids or negrej_ids:
                     refused: bool | None = None
                     if refusal_one is not None:
@@ -250,8 +260,8 @@ class Windows:
                         c[_REFUSAL] += 1
                         if refused:
                             c[_REFUSAL + 1] += 1
-                        if attack is not None:
-                            j = _ROBUSTNESS[attack.category]
+                        if subject is not None:
+                            j = _ROBUSTNESS[subject]
                             c[j] += 1
                             if refused:
                                 c[j + 1] += 1
@@ -263,12 +273,19 @@ class Windows:
                             c[_UNSUCCESSFUL] += 1
                             if refused:
                                 c[_UNSUCCESSFUL + 1] += 1
-                if leak_ids and attack is not None:
+                if leak_ids and subject is not None:
                     r = _first(checks, leak_ids)
                     if r is not None:
-                        x, rank = float(r.value or 0.0), float(_rank(attack, ranks))
-                        # All probes, then the probe's attack category.
-                        for key in ((_LEAKAGE, seg), (_LEAKAGE_BY[attack.category], seg)):
+                        x = float(r.value or 0.0)
+                        keys: tuple[tuple[ScoreKey, Segment], ...]
+                        if attack is not None:
+                            rank = float(_rank(attack, ranks))
+                            # All probes, then the probe's attack category.
+                            keys = ((_LEAKAGE, seg), (_LEAKAGE_BY[subject], seg))
+                        else:  # organic: its own series only, ranked by the inferred category
+                            rank = float(ranks.get(subject.removeprefix("organic:"), 1))
+                            keys = ((_LEAKAGE_BY[subject], seg),)
+                        for key in keys:
                             acc = weighted.get(key)
                             if acc is None:
                                 acc = weighted[key] = [0.0] * WIDTH
@@ -332,15 +349,19 @@ class Windows:
                 reference = not reference
             agree(d.name, cheap, reference)
         attack = verdict.event.attack
+        if attack is not None:
+            subject: str | None = attack.category
+        else:
+            subject = organic_subject(verdict.checks, self._roles.attack)
         corr = self._correction
-        if attack is not None and corr.enabled and self._roles.refusal:
+        if subject is not None and corr.enabled and self._roles.refusal:
             judged = scores.get(corr.judge_metric)
             o = _first(verdict.checks, self._roles.refusal)
             if judged is not None and math.isfinite(judged) and o is not None:
                 # The same cheap outcome the robustness counts, against the judge.
                 refused = judged >= corr.judge_threshold
-                add(_JUDGED_BY[attack.category], float(refused))
-                agree(_ROBUSTNESS_DETECTOR[attack.category], bool(o.value), refused)
+                add(_JUDGED_BY[subject], float(refused))
+                agree(_ROBUSTNESS_DETECTOR[subject], bool(o.value), refused)
 
     def _roll(self, now: float, *, force: bool = False) -> None:
         """Move the pending tables into the rings when the shortest window's bucket changes.

@@ -345,6 +345,8 @@ class _Roles:
                 r.id for r in rules if r.check_name == "refusal" and r.field == "response"
             ]
         self.leakage = [r.id for r in rules if r.check_name == "prompt_leakage"]
+        self.attack = [r.id for r in rules if r.check_name == "attack_attempt"]
+        """Rules whose flag makes an event without ``attack`` an organic attack attempt."""
         self.rgb: list[tuple[str, list[str]]] = [
             (score, ids)
             for check, score in RGB_SCORES.items()
@@ -362,24 +364,53 @@ class _Roles:
             self.detectors.append((d, ids))
 
 
+ORGANIC_PREFIX: Final = "organic:"
+"""Subjects of the robustness series of organic attack attempts: prompts the
+``attack_attempt`` check flagged on events that carry no ``attack`` of their own, by the
+category it inferred (``organic:intermediate``, ``organic:advanced``). Red-team probes keep
+the bare category as subject; the recording rules give both an ``origin`` label."""
+ORGANIC_CATEGORIES: Final = ("intermediate", "advanced")
+"""The categories ``attack_attempt`` infers (a natural-language set-up, or an encoding or
+optimised suffix); it never says ``basic``."""
+ORGANIC_SUBJECTS: Final[Mapping[str, str]] = {c: ORGANIC_PREFIX + c for c in ORGANIC_CATEGORIES}
+ROBUSTNESS_SUBJECTS: Final = (*ATTACK_CATEGORIES, *ORGANIC_SUBJECTS.values())
+"""Every subject of the robustness, judged-share, leakage-by-category and correction series."""
+
 _FIXED_KEYS: Final[tuple[ScoreKey, ...]] = (
     ("event_pass_rate", ""),
     ("refusal_rate", ""),
     *(("adversarial_robustness", c) for c in ATTACK_CATEGORIES),
     ("unsuccessful_request_rate", ""),
     *((score, "") for score in RGB_SCORES.values()),
+    *(("adversarial_robustness", s) for s in ORGANIC_SUBJECTS.values()),
 )
 """The binary scores every batch may touch; rule pass rates take the slots after them."""
 _EVENT_PASS, _REFUSAL, _UNSUCCESSFUL = 0, 2, 10
-_ROBUSTNESS: Final = {c: 4 + 2 * i for i, c in enumerate(ATTACK_CATEGORIES)}
+_ROBUSTNESS: Final = {
+    subject: 2 * _FIXED_KEYS.index(("adversarial_robustness", subject))
+    for subject in ROBUSTNESS_SUBJECTS
+}
 _LEAKAGE: Final[ScoreKey] = ("leakage_risk", "")
-_LEAKAGE_BY: Final[Mapping[str, ScoreKey]] = {c: ("leakage_risk", c) for c in ATTACK_CATEGORIES}
+_LEAKAGE_BY: Final[Mapping[str, ScoreKey]] = {s: ("leakage_risk", s) for s in ROBUSTNESS_SUBJECTS}
 _JUDGED_BY: Final[Mapping[str, ScoreKey]] = {
-    c: ("adversarial_robustness_judged", c) for c in ATTACK_CATEGORIES
+    s: ("adversarial_robustness_judged", s) for s in ROBUSTNESS_SUBJECTS
 }
 _ROBUSTNESS_DETECTOR: Final[Mapping[str, str]] = {
-    c: f"{ROBUSTNESS_DETECTOR_PREFIX}{c}" for c in ATTACK_CATEGORIES
+    s: f"{ROBUSTNESS_DETECTOR_PREFIX}{s}" for s in ROBUSTNESS_SUBJECTS
 }
+
+
+def organic_subject(checks: Mapping[str, Outcome], ids: Sequence[str]) -> str | None:
+    """The organic robustness subject of an event without ``attack``: that of the category
+    the first ``attack_attempt`` rule that flagged it inferred (its detail starts with the
+    category), or None when none flagged it."""
+    for rid in ids:
+        o = checks.get(rid)
+        if o is not None and o.value is True and o.detail:
+            subject = ORGANIC_SUBJECTS.get(o.detail.split(":", 1)[0])
+            if subject is not None:
+                return subject
+    return None
 
 
 def _first(checks: Mapping[str, Outcome], ids: Sequence[str]) -> Outcome | None:

@@ -1,0 +1,178 @@
+"""How well ``attack_attempt`` finds attack prompts, per source and across data sets.
+
+For every prompt source in ``--data`` (attack or benign, see DATA.md) this prints the
+precision, recall and false-positive rate of:
+
+* the shipped check (signals and model; ``held out`` marks the sources its model never saw,
+  whose figures are cross-dataset);
+* the sure signals alone (``signals_only: true``);
+* the pooled held-out figures at other thresholds of the model alone (``alone``);
+* with ``--cross``, for the sources the shipped model was trained on, the check with a model
+  fitted on every *other* training source (so every source gets a figure from a model that
+  never read it), with the shipped thresholds;
+
+then the pooled figures of the held-out sources (the targets: recall >= 0.90 on attacks,
+false-positive rate <= 0.02 on benign prompts), and the cost per event on 1 KB prompts, one
+by one and as the pipeline calls it on a batch. Nothing here chooses a threshold or a word.
+
+    python bench/attack_eval.py --data data/detectors [--cross]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from sidecar.checks.attack import AttackAttempt, AttackParams, Finding  # noqa: E402
+from sidecar.checks.attack_model import AttackModel, default_model  # noqa: E402
+from sidecar.checks.base import CheckContext  # noqa: E402
+from sidecar.checks.refusal import Refusal, RefusalParams  # noqa: E402
+from sidecar.events import Event  # noqa: E402
+from tools.confusion import Confusion  # noqa: E402
+from tools.train_attack import HELD_OUT, Row, fit, load  # noqa: E402
+
+_EVENT = Event(id="bench", prompt="x")
+ALONE_CURVE = (0.3, 0.4, 0.5, 0.7, 0.9, 1.0)
+
+
+def figures(c: Confusion) -> str:
+    """Precision, recall and false-positive rate ("-" where there is nothing to divide)."""
+    benign = c.fp + c.tn
+    precision = f"{c.precision:.3f}" if c.tp + c.fp else "  -  "
+    recall = f"{c.recall:.3f}" if c.tp + c.fn else "  -  "
+    fpr = f"{c.fp / benign:.3f}" if benign else "  -  "
+    return (
+        f"n={c.n:5d} attacks={c.tp + c.fn:5d} flagged={c.tp + c.fp:5d}  "
+        f"P {precision}  R {recall}  FPR {fpr}"
+    )
+
+
+def confusion(found: Sequence[Finding], rows: Sequence[Row]) -> Confusion:
+    c = Confusion()
+    for f, r in zip(found, rows, strict=True):
+        c.add(f.attack, r.attack)
+    return c
+
+
+def one_kb(rows: Sequence[Row], n: int = 600) -> list[str]:
+    """Prompts of about 1 KB: each repeated to 1,000 characters and cut there, attacks and
+    benign in their share of the data."""
+    step = max(1, len(rows) // n)
+    out = []
+    for r in rows[::step][:n]:
+        text = r.prompt
+        while len(text) < 1000:
+            text += "\n" + r.prompt
+        out.append(text[:1000])
+    return out
+
+
+def best_of(run: object, repeat: int = 5) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()  # type: ignore[operator]
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def cost(check: AttackAttempt | Refusal, texts: Sequence[str]) -> tuple[float, float]:
+    """Per text, µs: one call each, and the pipeline's way (prepare the batch, then call)."""
+
+    def single() -> None:
+        for t in texts:
+            check(t + " ", _EVENT)
+
+    def batch() -> None:
+        fresh = [t + " " for t in texts]
+        check.prepare(fresh)
+        for t in fresh:
+            check(t, _EVENT)
+        check.prepare([])
+
+    n = len(texts)
+    return best_of(single) / n * 1e6, best_of(batch) / n * 1e6
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, required=True, help="directory of normalised JSONL")
+    ap.add_argument("--cross", action="store_true", help="also refit without each training source")
+    args = ap.parse_args(argv)
+    rows = load(args.data)
+    if not rows:
+        print("no attack-labelled prompts in --data (see DATA.md)")
+        return 2
+    shipped = default_model()
+    print(
+        f"shipped attack model: {len(shipped.weights)} features, alone {shipped.alone}, "
+        f"agree {shipped.agree}; held out: {sorted(shipped.meta.get('held_out', []))}"
+    )
+    check = AttackAttempt(AttackParams(), CheckContext())
+    sure = AttackAttempt(AttackParams(signals_only=True), CheckContext())
+    sources = sorted({r.source for r in rows})
+    training = [r for r in rows if r.source not in HELD_OUT]
+    pooled = {"held out": Confusion(), "trained on": Confusion()}
+    pooled_sure = Confusion()
+    categories: dict[str, int] = {}
+    print(f"\n{'source':<26} {'':<11} {'detector':<30} figures")
+    for source in sources:
+        part = [r for r in rows if r.source == source]
+        held = "held out" if source in HELD_OUT else "trained on"
+        found = check.assess_many([r.prompt for r in part])
+        c = confusion(found, part)
+        pooled[held] += c
+        print(f"{source:<26} {held:<11} {'signals + model (shipped)':<30} {figures(c)}")
+        s = confusion(sure.assess_many([r.prompt for r in part]), part)
+        if held == "held out":
+            pooled_sure += s
+        print(f"{'':<26} {'':<11} {'sure signals only':<30} {figures(s)}")
+        for f, r in zip(found, part, strict=True):
+            if f.attack and r.attack and f.category is not None:
+                categories[f.category] = categories.get(f.category, 0) + 1
+        if args.cross and held == "trained on":
+            model: AttackModel = fit(
+                [r for r in training if r.source != source],
+                alone=shipped.alone,
+                agree=shipped.agree,
+            )
+            other = AttackAttempt(AttackParams(), CheckContext(), model=model)
+            x = confusion(other.assess_many([r.prompt for r in part]), part)
+            print(f"{'':<26} {'':<11} {'signals + model w/o source':<30} {figures(x)}")
+    print("\npooled:")
+    for name, c in pooled.items():
+        print(f"   {name:<11} signals + model (shipped)      {figures(c)}")
+    print(f"   {'held out':<11} sure signals only              {figures(pooled_sure)}")
+    print(f"   attacks found, by inferred category: {categories}")
+    held = [r for r in rows if r.source in HELD_OUT]
+    print("\nheld out, pooled, at other thresholds of the model alone (shown, not chosen here):")
+    for alone in ALONE_CURVE:
+        other = AttackAttempt(AttackParams(alone=alone), CheckContext())
+        c = confusion(other.assess_many([r.prompt for r in held]), held)
+        print(f"   alone={alone:<5} {figures(c)}")
+
+    texts = one_kb(rows)
+    single, batch = cost(check, texts)
+    sure_single, _ = cost(sure, texts)
+    # For scale on a shared machine: the refusal check reading every text with its model,
+    # measured the same way in the same run.
+    refusal = Refusal(RefusalParams(alone="model"), CheckContext())
+    _, refusal_batch = cost(refusal, texts)  # type: ignore[arg-type]
+    busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"\ncost per event, {len(texts)} prompts of 1 KB (best of 5; load average {busy:.1f}):")
+    print(f"   signals + model, one call each          {single:6.1f} us/event")
+    print(f"   signals + model, a batch (prepare+call) {batch:6.1f} us/event")
+    print(f"   sure signals only, one call each        {sure_single:6.1f} us/event")
+    print(f"   for scale: refusal, alone: model, batch {refusal_batch:6.1f} us/event")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

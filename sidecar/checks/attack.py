@@ -1,0 +1,146 @@
+"""``attack_attempt``: is this prompt (or retrieved passage) a jailbreak or injection attempt?
+
+Signals (:mod:`.attack_signals`) find the techniques attacks use and give precision: a sure
+signal ("ignore all previous instructions", a base64 payload that decodes to an instruction)
+is an attack on its own. A cue ("you are now", "hypothetically") counts only when the learned
+model (:mod:`.attack_model`) agrees, and the model alone calls an attack it is sure of, which
+gives the recall words miss. A customer who asks for a travel agent's role, for JSON, pastes
+code or asks about hacking or drugs is not flagged: the thresholds were chosen for a low
+false-positive rate on such prompts (see docs/detectors.md).
+
+The value is a bool; the detail names the category and the techniques found, never event
+text: ``intermediate: instruction_override, persona (p=0.98)``. Techniques the model found
+alone, with no signal, are named ``learned``. With ``field: contexts`` each passage is read
+on its own (an instruction addressed to the assistant inside a document: indirect injection).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from pydantic import Field
+
+from ..events import Event
+from .attack_model import AttackModel, default_model, model_text
+from .attack_signals import TECHNIQUES, Category, Signal, category_of, signals
+from .base import Check, CheckContext, CheckResult, Params
+from .refusal import fold
+from .registry import register
+
+__all__ = ["LEARNED", "AttackAttempt", "AttackParams", "Finding"]
+
+LEARNED = "learned"
+"""The technique named when the model alone calls an attack."""
+_ORDER = {t: i for i, t in enumerate((*TECHNIQUES, LEARNED))}
+
+
+class Finding(NamedTuple):
+    """What the check makes of one text."""
+
+    attack: bool
+    techniques: tuple[str, ...]
+    """Of an attack: the techniques found, in :data:`~.attack_signals.TECHNIQUES` order."""
+    category: Category | None
+    """Of an attack: ``advanced`` for encodings and optimised suffixes, else
+    ``intermediate``."""
+    p: float
+    """The model's probability."""
+
+    def detail(self) -> str | None:
+        if not self.attack:
+            return None
+        return f"{self.category}: {', '.join(self.techniques)} (p={self.p:.2f})"
+
+
+NOT_AN_ATTACK = Finding(False, (), None, 0.0)
+
+
+class AttackParams(Params):
+    alone: float | None = Field(default=None, ge=0.0, le=1.0)
+    """The model's probability from which it calls an attack with no sure signal (1: never);
+    default: the shipped model's, chosen by its trainer."""
+    agree: float | None = Field(default=None, ge=0.0, le=1.0)
+    """The model's probability from which a cue (a signal that is not sure on its own)
+    counts; default: the shipped model's."""
+    signals_only: bool = False
+    """Only sure signals call an attack (no model): fewest false positives, least recall."""
+
+
+@register
+class AttackAttempt(Check[AttackParams]):
+    """True when the text is a jailbreak or prompt-injection attempt (see the module)."""
+
+    name = "attack_attempt"
+    params_model = AttackParams
+    value_kind = "bool"
+    default_field = "prompt"
+
+    def __init__(
+        self, params: AttackParams, ctx: CheckContext, *, model: AttackModel | None = None
+    ) -> None:
+        """``model`` replaces the shipped one (the trainer evaluates its candidates so)."""
+        super().__init__(params, ctx)
+        self.model = None if params.signals_only else (model or default_model())
+        self.alone = params.alone if params.alone is not None else self._default("alone")
+        self.agree = params.agree if params.agree is not None else self._default("agree")
+        self.prepares = self.model is not None
+        self._batch = threading.local()
+        """Per thread, the last batch prepared: each text's id -> (the text, its finding)."""
+
+    def _default(self, name: str) -> float:
+        return float(getattr(self.model, name)) if self.model is not None else 1.0
+
+    def prepare(self, texts: Sequence[str]) -> None:
+        """Assess a batch's texts together (the model scores them in one pass); the calls
+        on them in this thread then read the result, until an empty batch lets it go."""
+        if not self.prepares:
+            return
+        found = self.assess_many(texts)
+        self._batch.prepared = {id(t): (t, f) for t, f in zip(texts, found, strict=True)}
+
+    def assess(self, text: str) -> Finding:
+        prepared: dict[int, tuple[str, Finding]] | None = getattr(self._batch, "prepared", None)
+        got = prepared.get(id(text)) if prepared else None
+        if got is not None and got[0] is text:
+            return got[1]
+        return self.assess_many([text])[0]
+
+    def assess_many(self, texts: Sequence[str]) -> list[Finding]:
+        """:meth:`assess` of each text, the model scoring them in one batch."""
+        folded = [fold(t) for t in texts]
+        found = [signals(t, f) for t, f in zip(texts, folded, strict=True)]
+        if self.model is None:
+            return [self._decide(s, 0.0) for s in found]
+        reads = [model_text(f) for f in folded]
+        cues = [[s.cue for s in signal] for signal in found]
+        scores = self.model.score_many(reads, cues, [len(t) for t in texts])
+        return [self._decide(s, p) for s, p in zip(found, scores, strict=True)]
+
+    def _decide(self, found: list[Signal], p: float) -> Finding:
+        sure = [s.technique for s in found if s.sure]
+        cued = [s.technique for s in found if not s.sure] if p >= self.agree else []
+        techniques = sure + cued
+        if not techniques and p >= self.alone and self.model is not None:
+            techniques = [LEARNED]
+        if not techniques:
+            return Finding(False, (), None, p)
+        named = tuple(sorted(set(techniques), key=_ORDER.__getitem__))
+        return Finding(True, named, category_of(named), p)
+
+    def __call__(self, text: str, event: Event) -> CheckResult:
+        passages = event.contexts
+        if len(passages) > 1 and _joined(text, passages):
+            # field: contexts: each passage on its own; the first attack found decides
+            findings = self.assess_many(passages)
+            found = next((f for f in findings if f.attack), max(findings, key=lambda f: f.p))
+        else:
+            found = self.assess(text)
+        return CheckResult(found.attack, found.detail())
+
+
+def _joined(text: str, passages: Sequence[str]) -> bool:
+    """Whether ``text`` is the passages as ``Event.text("contexts")`` joins them."""
+    size = sum(map(len, passages)) + 2 * (len(passages) - 1)
+    return len(text) == size and text.startswith(passages[0]) and text.endswith(passages[-1])

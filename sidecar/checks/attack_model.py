@@ -1,0 +1,211 @@
+"""The learned half of attack-attempt detection: a linear model over words and word pairs.
+
+The signals (:mod:`sidecar.checks.attack_signals`) are precise but miss attacks worded their
+own way: a role-play set-up with no "you are now", an optimised paraphrase, a template that
+lists rules for an unfiltered persona. One logistic head reads every word of the prompt's
+first :data:`HEAD_CHARS` and last :data:`TAIL_CHARS` characters, casefolded, with each
+adjacent pair, and the names of the signals found. ``tools/train_attack.py``
+fits it on the prompt sources in ``DATA.md`` and writes ``sidecar/data/attack_model.json.gz``;
+nothing is downloaded at run time.
+
+Scoring reuses the refusal model's machinery (:mod:`sidecar.checks.refusal_batch`): weights
+in whole units of 1/:data:`~sidecar.checks.refusal_model.FIXED`, so a sum is exact in any
+order, and for a batch the words are hashed over one array of code points by the same
+:func:`~sidecar.checks.refusal_batch.tokens`, their pairs by
+:func:`~sidecar.checks.refusal_batch.join_hashes`, and looked up in the same
+open-addressing :class:`~sidecar.checks.refusal_batch.Table`, with no string made per word. One text and a
+batch give the same bits (the tests hold them equal).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from itertools import pairwise, repeat
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .refusal_batch import Table, chunks, hash_names, join_hashes, tokens
+from .refusal_model import FIXED, sigmoid
+
+__all__ = [
+    "BATCH_MIN",
+    "HEAD_CHARS",
+    "MODEL_FILE",
+    "TAIL_CHARS",
+    "AttackModel",
+    "default_model",
+    "features",
+    "model_text",
+    "named_features",
+]
+
+MODEL_FILE = "attack_model.json.gz"
+FORMAT = "llm-sidecar/attack-linear/1"
+HEAD_CHARS = 1500
+TAIL_CHARS = 500
+"""The model reads the first and last characters of a prompt (a 2 KB window in all): set-ups
+lead, and injected instructions and optimised suffixes often close."""
+BATCH_MIN = 4
+"""From this many texts, :meth:`AttackModel.score_many` hashes them together with numpy."""
+
+
+def model_text(folded: str) -> str:
+    """What the model reads of a casefolded prompt: its head and tail."""
+    if len(folded) <= HEAD_CHARS + TAIL_CHARS:
+        return folded
+    return folded[:HEAD_CHARS] + " " + folded[-TAIL_CHARS:]
+
+
+def named_features(cues: Sequence[str], length: int) -> list[str]:
+    """The features that are not words: the signals found. (A length bucket was tried: the
+    attack sources are long and most benign ones short, so it learned length, and flagged
+    long benign prompts of sources it had not seen. ``length`` stays for the format.)"""
+    return [f"s:{c}" for c in cues]
+
+
+def features(read: str, cues: Sequence[str], length: int) -> list[str]:
+    """Every feature name of one text (``read``: its :func:`model_text`), repeats kept: the
+    words, their adjacent pairs, then :func:`named_features`."""
+    tokens = read.split()
+    return tokens + list(map(" ".join, pairwise(tokens))) + named_features(cues, length)
+
+
+_BATCH_LOCK = threading.Lock()
+
+
+@dataclass(slots=True)
+class AttackModel:
+    """Vocabulary with one weight each, the bias, and the two thresholds the trainer chose:
+    ``alone`` (the model calls an attack with no sure signal) and ``agree`` (it confirms a
+    cue, a signal that is not sure on its own)."""
+
+    weights: dict[str, float]
+    bias: float
+    alone: float = 0.9
+    agree: float = 0.5
+    meta: dict[str, Any] = field(default_factory=dict)
+    _fixed: dict[str, int] = field(init=False, repr=False)
+    _bias: int = field(init=False, repr=False)
+    _table: Table | None = field(init=False, repr=False, default=None)
+
+    def __post_init__(self) -> None:
+        self._fixed = {n: f for n, w in self.weights.items() if (f := round(w * FIXED))}
+        self._bias = round(self.bias * FIXED)
+
+    def score(self, read: str, cues: Sequence[str], length: int) -> float:
+        """The probability that one text is an attack attempt."""
+        weights = self._fixed
+        z = sum(map(weights.get, features(read, cues, length), repeat(0)), self._bias)
+        return sigmoid(z / FIXED)
+
+    def score_many(
+        self, reads: Sequence[str], cues: Sequence[Sequence[str]], lengths: Sequence[int]
+    ) -> list[float]:
+        """:meth:`score` of each text; from :data:`BATCH_MIN` texts, their words and pairs
+        hashed and summed together (see the module)."""
+        if not (len(reads) == len(cues) == len(lengths)):
+            raise ValueError("score_many: one cue list and one length per text")
+        if len(reads) < BATCH_MIN:
+            return [self.score(r, c, n) for r, c, n in zip(reads, cues, lengths, strict=True)]
+        weights = self._fixed
+        out: list[float] = []
+        sizes = [len(r) + 1 for r in reads]
+        for lo, hi in chunks(sizes):
+            sums = self._word_sums(reads[lo:hi])
+            for e in range(lo, hi):
+                z = sums[e - lo] + self._bias
+                z = sum(map(weights.get, named_features(cues[e], lengths[e]), repeat(0)), z)
+                out.append(sigmoid(z / FIXED))
+        return out
+
+    def table(self) -> Table:
+        """The hash table of the vocabulary, made on first use (shared by threads)."""
+        if self._table is None:
+            with _BATCH_LOCK:
+                if self._table is None:
+                    names = list(self._fixed)
+                    column = np.fromiter(
+                        (self._fixed[n] for n in names), dtype=np.float64, count=len(names)
+                    )
+                    self._table = Table(hash_names(names), [column])
+        return self._table
+
+    def _word_sums(self, reads: Sequence[str]) -> list[int]:
+        """Per text, the sum of its words' and pairs' weights (in units of 1/FIXED)."""
+        n = len(reads)
+        t_hash, t_len, first, up = tokens(reads)
+        count = np.diff(first)
+        event = np.repeat(np.arange(n), count)
+        rank = np.arange(len(t_hash)) - first[event]
+        second = np.flatnonzero(rank >= 1)
+        pairs = join_hashes(t_hash[second - 1], t_len[second - 1], t_hash[second], up)
+        table = self.table()
+        slot = table.find(np.concatenate([t_hash, pairs]))
+        owner = np.concatenate([event, event[second]])
+        sums = np.bincount(owner, weights=table.weights[0][slot], minlength=n)
+        return sums.astype(np.int64).tolist()  # type: ignore[no-any-return]
+
+    def explain(
+        self, read: str, cues: Sequence[str], length: int, top: int = 5
+    ) -> list[tuple[str, float]]:
+        """The features that pushed the score most (weight times count), for debugging."""
+        pushed: dict[str, float] = {}
+        for name in features(read, cues, length):
+            if name in self._fixed:
+                pushed[name] = pushed.get(name, 0.0) + self._fixed[name] / FIXED
+        return sorted(pushed.items(), key=lambda kv: -abs(kv[1]))[:top]
+
+    # --- the weights file -------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        names = sorted(self.weights)
+        return {
+            "format": FORMAT,
+            "alone": self.alone,
+            "agree": self.agree,
+            "bias": self.bias,
+            "features": names,
+            "weights": [round(self.weights[n], 5) for n in names],
+            "meta": self.meta,
+        }
+
+    def save(self, path: Path) -> None:
+        data = json.dumps(self.to_json(), separators=(",", ":"), sort_keys=True).encode()
+        path.write_bytes(gzip.compress(data, mtime=0))
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> AttackModel:
+        if doc.get("format") != FORMAT:
+            raise ValueError(f"not an attack model file (format {doc.get('format')!r})")
+        names: list[str] = doc["features"]
+        weights: list[float] = doc["weights"]
+        if len(names) != len(weights):
+            raise ValueError("attack model file: feature and weight lists differ in length")
+        return cls(
+            dict(zip(names, map(float, weights), strict=True)),
+            float(doc["bias"]),
+            float(doc["alone"]),
+            float(doc["agree"]),
+            dict(doc.get("meta", {})),
+        )
+
+    @classmethod
+    def load(cls, path: Path) -> AttackModel:
+        with gzip.open(path, "rb") as fh:
+            return cls.from_json(json.loads(fh.read()))
+
+
+@cache
+def default_model() -> AttackModel:
+    """The model shipped with llm-sidecar, loaded once per process."""
+    ref = resources.files("sidecar.data").joinpath(MODEL_FILE)
+    with resources.as_file(ref) as path:
+        return AttackModel.load(path)

@@ -1,0 +1,698 @@
+"""The worded half of attack-attempt detection: signals of the techniques attacks use.
+
+Each signal names a technique and says whether it is *sure* (an attack on its own: "ignore
+all previous instructions", a base64 payload that decodes to an instruction) or a *cue* that
+only counts when the learned model agrees ("you are now", "stay in character": customers
+write those for honest role-play too). The signals read the folded text (see
+:func:`sidecar.checks.refusal.fold`); the suffix signal reads the original's last tokens,
+since case is part of what makes them odd.
+
+Techniques, and the category each falls in (the watsonx.governance definitions the
+robustness windows use): natural-language set-ups are ``intermediate`` (instruction
+override, persona and role-play set-ups, prompt extraction, payload splitting, many-shot
+priming); encodings and optimised token runs are ``advanced`` (obfuscation, adversarial
+suffixes).
+
+Cost: one Aho-Corasick pass finds the literal words every worded pattern holds, and only the
+patterns with such a word are searched for, around it; one search (RE2 where installed) finds
+the stretches that may be encoded; the last tokens are read one by one only when a quick count
+says they could be odd. Most prompts hold none of these, and cost the passes alone.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import re
+from collections.abc import Sequence
+from typing import Any, Literal, NamedTuple
+
+import ahocorasick
+
+_re2: Any
+try:  # optional, as for the shared scan (see sidecar.scan)
+    import re2 as _re2  # type: ignore[no-redef]
+except ImportError:  # pragma: no cover - exercised where google-re2 has no wheel
+    _re2 = None
+
+__all__ = [
+    "ADVANCED",
+    "TECHNIQUES",
+    "Category",
+    "Signal",
+    "category_of",
+    "signals",
+]
+
+Category = Literal["intermediate", "advanced"]
+
+TECHNIQUES = (
+    "instruction_override",
+    "persona",
+    "prompt_extraction",
+    "obfuscation",
+    "adversarial_suffix",
+    "payload_splitting",
+    "many_shot",
+)
+"""Every technique a signal may name, in the order a detail lists them."""
+ADVANCED = frozenset({"obfuscation", "adversarial_suffix"})
+"""Techniques of the ``advanced`` category; the others are ``intermediate``."""
+
+
+class Signal(NamedTuple):
+    technique: str
+    sure: bool
+    """An attack on its own; otherwise a cue the model must agree with."""
+    cue: str
+    """Which rule fired (a fixed name, never event text): also a feature of the model."""
+
+
+def category_of(techniques: Sequence[str]) -> Category:
+    """``advanced`` when any technique is an encoding or an optimised suffix."""
+    return "advanced" if any(t in ADVANCED for t in techniques) else "intermediate"
+
+
+_ANY = r"(?:all|any|every|and|or|the|your|of|these|those|previous|prior|above|earlier|preceding|initial|original|foregoing|following|system|developer|safety|openai|content|ethical|moral)"
+_RULES = r"(?:instructions?|rules|guidelines|directives?|prompts?|directions|programming|restrictions|polic(?:y|ies)|guardrails|constraints|filters|commands|context|training|limitations)"
+
+_PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
+    # (name, technique, sure, expression)
+    (
+        "override",
+        "instruction_override",
+        True,
+        rf"\b(?:ignore|disregard|forget|override|bypass|skip|abandon|drop|discard)\s+(?:{_ANY}[\s,]+){{1,4}}{_RULES}\b",
+    ),
+    (
+        "override_new",
+        "instruction_override",
+        True,
+        r"\b(?:new|updated|real|actual) (?:instructions|task|system prompt)\s*:|\bstop everything\b|\bnevermind\. ignore\b",
+    ),
+    (
+        "dan",
+        "persona",
+        True,
+        r"\bdo anything now\b|\bdeveloper mode (?:enabled|output|on)\b|\bjailbr(?:ea|o)k(?:en|ed)?\b(?! (?:an? |the |my |your )?(?:iphone|ipad|ios|phone|device|console|switch|ps\d))",
+    ),
+    (
+        "unbound",
+        "persona",
+        True,
+        r"\b(?:no|without|free (?:of|from)|not bound by|beyond|unrestricted by|don't have|doesn't have|does not have|do not have|never follows?|ignores?|abandons?) (?:any )?(?:\w+ ){0,2}(?:ethical|moral|content|safety)? ?(?:restrictions|guidelines|filters|censorship|limitations|boundaries|ethics|morals|morality|principles|policies)\b(?=.{0,200}\b(?:answer|respond|reply|generate|say|provide|output|write|tell)\b)",
+    ),
+    (
+        "never_refuse",
+        "persona",
+        True,
+        r"\b(?:never|must not|mustn't|cannot|can't|won't|will not|should not|shouldn't|do not|don't|not allowed to) (?:ever )?(?:refuse|decline|say (?:no|that you can't|you can't|that you cannot|i can't|i'm sorry)|apologi[sz]e|warn)\b",
+    ),
+    (
+        "uncensored",
+        "persona",
+        False,
+        r"\b(?:unfiltered|uncensored|amoral|unethical|immoral|unrestricted|unbound|evil|rogue) (?:ai|assistant|chatbot|bot|model|version|mode|persona|character)\b",
+    ),
+    (
+        "you_are_now",
+        "persona",
+        False,
+        r"\b(?:you are now|you're now|from now on,? you(?: are|'re| will| must| shall)|you will (?:now )?(?:act|pretend|respond|roleplay|role-play) as|pretend (?:to be|you are|you're)|stay in character|break character|roleplay as|role-play as|simulate (?:a|an)\b)",
+    ),
+    (
+        "fiction",
+        "persona",
+        False,
+        r"\b(?:hypothetical(?:ly)?|fictional|imaginary|in a (?:story|novel|movie|screenplay|game)|for a (?:story|novel|movie|screenplay)|opposite day|thought experiment)\b",
+    ),
+    (
+        "extraction",
+        "prompt_extraction",
+        True,
+        r"\b(?:repeat|print|reveal|show|output|display|tell me|write out|spell check|leak|dump|recite) (?:me )?(?:all |back |out |verbatim )?(?:of )?(?:your|the|everything in your) (?:(?:(?:full|entire|exact|original|initial|hidden|secret|previous|prior|first|above|system|developer) )+(?:system prompt|prompt|instructions|directives|rules|configuration|message|words|text)|(?:system prompt|prompt|instructions|directives|words|text) (?:above|before|you were given|you received|verbatim))\b",
+    ),
+    (
+        "extraction_q",
+        "prompt_extraction",
+        True,
+        r"\bwhat (?:is|are|was|were) your (?:(?:initial|original|hidden|secret|system|exact) )+(?:prompt|instructions|rules)\b|\b(?:words|text|everything) (?:above|before) (?:this|the line)\b.{0,80}\b(?:repeat|print|output|verbatim)\b|\brepeat the words above\b",
+    ),
+    (
+        "decode",
+        "obfuscation",
+        False,
+        r"\b(?:base64|base 64|rot13|rot-13|rot 13|hex(?:adecimal)?|caesar cipher|morse code|leetspeak|l33t|reversed? (?:text|string))\b",
+    ),
+    (
+        "fake_system",
+        "instruction_override",
+        True,
+        r"\bsystem override\b|\[\[?system\]\]?|<\|im_start\|>\s*system|^\s*(?:system|admin|developer) (?:message|notice|instruction)s?\s*:",
+    ),
+    (
+        "developer_mode",
+        "persona",
+        False,
+        r"\b(?:enable|enter|activate|switch to|turn on) (?:the )?developer mode\b",
+    ),
+    (
+        "lawless",
+        "persona",
+        True,
+        r"\b(?:world|universe|reality|country|land|game) (?:with no|without any|without|where there are no) (?:laws|rules|restrictions|ethics|morals|consequences)\b",
+    ),
+    (
+        "grandma",
+        "persona",
+        True,
+        r"\bact as my (?:late |deceased |dead )(?:grandmother|grandma|grandfather|grandpa|mother|father)\b",
+    ),
+    (
+        "agreed",
+        "persona",
+        True,
+        r"\byou (?:already )?(?:agreed|promised|said you would|confirmed) (?:to )?(?:help|answer|do|tell) (?:me )?(?:with )?(?:anything|everything|whatever)\b",
+    ),
+    (
+        "told_before",
+        "prompt_extraction",
+        True,
+        r"\bwhat (?:exactly )?(?:were|was) you (?:told|instructed|given) (?:before|at the start|prior)\b|\brepeat everything (?:above|before)\b|\bwrote your (?:system )?prompt\b.{0,120}\b(?:paste|send|give|show|repeat|print)\b",
+    ),
+    (
+        "exfiltration",
+        "prompt_extraction",
+        True,
+        r"!\[[^\]\n]{0,60}\]\(https?://[^)\s]{1,200}[?&][a-z_]{1,20}=[^)\s]{0,200}\).{0,300}\b(?:replac|append|fill|insert|include)|\b(?:replac|append|fill|insert|include)\w*\b.{0,200}!\[[^\]\n]{0,60}\]\(https?://[^)\s]{1,200}[?&][a-z_]{1,20}=",
+    ),
+    (
+        "split",
+        "payload_splitting",
+        True,
+        r"\b(?:[a-z]\w{0,2})\s*=\s*['\"][^'\"\n]{1,80}['\"].{0,200}\b(?:[a-z]\w{0,2})\s*=\s*['\"][^'\"\n]{1,80}['\"].{0,300}\b(?:(?:combine|concatenate|join) (?:them|the strings|the variables|[a-z]\w{0,2} and)|[a-z]\w{0,2} ?\+ ?[a-z]\w{0,2}).{0,200}\b(?:follow|execute|answer|respond to|do what|carry out|perform|write|tell me|instructions?)\b",
+    ),
+)
+
+_TRIGGERS: dict[str, tuple[int, int, tuple[str, ...]]] = {
+    # name: (characters before, characters after the trigger's end, triggers)
+    "override": (
+        20,
+        120,
+        ("ignore", "disregard", "forget", "override", "bypass", "skip ", "abandon", "discard"),
+    ),
+    "override_new": (
+        20,
+        10,
+        ("instructions:", "task:", "system prompt:", "stop everything", "nevermind"),
+    ),
+    "dan": (20, 40, ("do anything now", "developer mode", "jailbr")),
+    "unbound": (
+        120,
+        220,
+        (
+            "restrictions",
+            "guidelines",
+            "filters",
+            "censorship",
+            "limitations",
+            "boundaries",
+            "ethics",
+            "morals",
+            "morality",
+            "principles",
+            "policies",
+        ),
+    ),
+    "never_refuse": (
+        40,
+        10,
+        (
+            "refuse",
+            "decline",
+            "apologi",
+            "say no",
+            "say that you can",
+            "say you can",
+            "say i can",
+            "say i'm sorry",
+            "warn",
+        ),
+    ),
+    "uncensored": (
+        20,
+        40,
+        (
+            "unfiltered",
+            "uncensored",
+            "amoral",
+            "unethical",
+            "immoral",
+            "unrestricted",
+            "unbound",
+            "evil ",
+            "rogue ",
+        ),
+    ),
+    "you_are_now": (
+        20,
+        40,
+        (
+            "you are now",
+            "you're now",
+            "from now on",
+            "you will act",
+            "you will now",
+            "you will pretend",
+            "you will respond as",
+            "you will roleplay",
+            "you will role-play",
+            "pretend",
+            "in character",
+            "roleplay as",
+            "role-play as",
+            "simulate a",
+        ),
+    ),
+    "fiction": (
+        30,
+        10,
+        (
+            "hypothetical",
+            "fictional",
+            "imaginary",
+            "in a story",
+            "in a novel",
+            "in a movie",
+            "in a screenplay",
+            "in a game",
+            "for a story",
+            "for a novel",
+            "for a movie",
+            "for a screenplay",
+            "opposite day",
+            "thought experiment",
+        ),
+    ),
+    "extraction": (
+        20,
+        150,
+        (
+            "repeat",
+            "print",
+            "reveal",
+            "show",
+            "output",
+            "display",
+            "tell me",
+            "write out",
+            "spell check",
+            "leak",
+            "dump",
+            "recite",
+        ),
+    ),
+    "extraction_q": (
+        120,
+        120,
+        (
+            "your initial",
+            "your original",
+            "your hidden",
+            "your secret",
+            "your system",
+            "your exact",
+            "above this",
+            "above the line",
+            "before this",
+            "words above",
+        ),
+    ),
+    "decode": (
+        20,
+        20,
+        (
+            "base64",
+            "base 64",
+            "rot13",
+            "rot-13",
+            "rot 13",
+            "hex",
+            "caesar cipher",
+            "morse code",
+            "leetspeak",
+            "l33t",
+            "reverse",
+        ),
+    ),
+    "split": (-1, -1, ("concatenat", "combine", "join", "+")),
+    "fake_system": (
+        20,
+        40,
+        (
+            "system override",
+            "[system",
+            "[[system",
+            "<|im_start|>",
+            "message:",
+            "notice:",
+            "instruction:",
+            "instructions:",
+        ),
+    ),
+    "developer_mode": (40, 10, ("developer mode",)),
+    "lawless": (
+        40,
+        60,
+        (
+            "no laws",
+            "no rules",
+            "no restrictions",
+            "no ethics",
+            "no morals",
+            "no consequences",
+            "without laws",
+            "without rules",
+            "without any",
+            "are no laws",
+            "are no rules",
+        ),
+    ),
+    "grandma": (20, 40, ("act as my late", "act as my deceased", "act as my dead")),
+    "agreed": (
+        20,
+        60,
+        (
+            "you agreed",
+            "you already agreed",
+            "you promised",
+            "you said you would",
+            "you confirmed",
+            "you already promised",
+        ),
+    ),
+    "told_before": (
+        40,
+        160,
+        (
+            "were you told",
+            "was you told",
+            "were you instructed",
+            "were you given",
+            "repeat everything",
+            "wrote your prompt",
+            "wrote your system prompt",
+        ),
+    ),
+    "exfiltration": (-1, -1, ("![",)),
+}
+"""Literal words, one of which occurs in every match of each pattern, and how far before
+and after it the match may reach: one automaton pass finds them, and a pattern is searched
+for only around its triggers."""
+
+_COMPILED = {name: re.compile(expr, re.DOTALL) for name, _, _, expr in _PATTERNS}
+_COMBINED = re.compile("|".join(f"(?:{expr})" for _, _, _, expr in _PATTERNS), re.DOTALL)
+"""Every pattern in one, for reading decoded payloads (short)."""
+_META = {name: (technique, sure) for name, technique, sure, _ in _PATTERNS}
+
+
+def _trigger_automaton() -> Any:
+    automaton = ahocorasick.Automaton()
+    words: dict[str, list[str]] = {}
+    for name, (_, _, triggers) in _TRIGGERS.items():
+        for word in triggers:
+            words.setdefault(word, []).append(name)
+    for word, names in words.items():
+        automaton.add_word(word, (len(word), tuple(names)))
+    automaton.make_automaton()
+    return automaton
+
+
+_AUTOMATON = _trigger_automaton()
+
+
+def _worded(folded: str, found: dict[str, Signal]) -> None:
+    """The worded patterns, each searched around its triggers (the whole text for payload
+    splitting, whose parts lie apart)."""
+    tried: dict[str, int] = {}
+    for end, (length, names) in _AUTOMATON.iter(folded):
+        for name in names:
+            if name in found or tried.get(name, -1) > end:
+                continue
+            before, after, _ = _TRIGGERS[name]
+            if before < 0:  # payload splitting: its parts lie apart
+                window_start, window_end = 0, len(folded)
+            else:
+                window_start = max(0, end - length + 1 - before)
+                window_end = end + 1 + after
+            tried[name] = window_end - after // 2
+            if _COMPILED[name].search(folded, window_start, window_end) is not None:
+                technique, sure = _META[name]
+                found[name] = Signal(technique, sure, name)
+
+
+_UNFILTERED = ("unfiltered", "uncensored", "no restrictions", "without restrictions", "no limits")
+"""Words that make a request for developer mode a jailbreak rather than a phone setting."""
+_PRIMED = re.compile(r"^(?:a|assistant|ai|bot|answer)\s*:\s*sure\b", re.MULTILINE)
+PRIMED_TURNS = 3
+"""Fake assistant turns that each open with "Sure": a dialogue written to prime compliance."""
+_FORBIDDEN = re.compile(
+    r"\b(?:step[- ]by[- ]step|in detail|detailed (?:instructions|steps)|exact (?:steps|recipe|instructions)|how (?:my|the|a) (?:character|protagonist|villain|hero) (?:would|could|will))\b"
+    r".{0,200}\b(?:steal|hack|break into|bomb|explosive|weapon|gun|drug|meth|poison|kill|murder|malware|ransomware|launder|counterfeit|forge|phishing|overdose|untraceable)",
+    re.DOTALL,
+)
+"""A fictional frame asking for the steps of something harmful: the fiction is the set-up."""
+_HOMOGLYPH = re.compile(r"[a-z][\u0400-\u04ff][a-z]|\b[\u0400-\u04ff][a-z]{2}")
+"""A Cyrillic letter inside a Latin word: a look-alike that hides the word from filters
+("write" with U+0456 for its "i"). Greek is left out: science writes Greek letters next to
+Latin ones."""
+_TURN = re.compile(r"^(?:user|human|q|question|assistant|ai|a|answer|bot)\s*:", re.MULTILINE)
+MANY_SHOT_TURNS = 32
+"""Dialogue turns written into one prompt from which it primes with examples (few-shot
+prompts hold a handful)."""
+
+_B64 = re.compile(r"^[a-z0-9+/_-]{16,}={0,2}$", re.IGNORECASE)
+_LEET_MAP = str.maketrans("430157@$!", "aeolstasi")
+_CANDIDATE_EXPR = (
+    r"(?P<hex>(?:\\x|0x)?[0-9a-f]{24,}|(?:(?:\\x|0x)?[0-9a-f]{2}[ :,]){11,}[0-9a-f]{2})"
+    r"|(?P<b64>[a-z0-9+/_-]{16,}={0,2})"
+    r"|(?P<leet>[a-z]+[0-9@$]+[a-z][a-z0-9@$]*)"
+    r"|(?P<split>(?:[a-z][-.*_/|+]){4,}[a-z]|(?: [a-z]){6,} )"
+)
+"""Stretches that may be encoded: leetspeak words, hex runs, letters split by separators,
+base64 runs. One search for all of them (with RE2 where it is installed, ten times faster
+than :mod:`re` on this), then each stretch is read on its own."""
+_CANDIDATES: Any = (_re2 or re).compile(_CANDIDATE_EXPR)
+_WORDS = re.compile(r"[a-z]{2,}")
+_INSTRUCTION_WORDS = frozenset(
+    [
+        "ignore",
+        "disregard",
+        "instructions",
+        "rules",
+        "previous",
+        "pretend",
+        "tell",
+        "how",
+        "make",
+        "write",
+        "give",
+        "explain",
+        "say",
+        "print",
+        "reveal",
+        "system",
+        "prompt",
+        "bomb",
+        "kill",
+        "hack",
+        "steal",
+        "drug",
+        "drugs",
+        "weapon",
+        "weapons",
+        "poison",
+    ]
+)
+"""Words of requests and of what attacks ask for: decoded text with two of them is an
+instruction, not a token or an encoded datum."""
+
+
+def _texty(raw: bytes) -> str | None:
+    """The decoded bytes as text when they read as words (mostly letters and spaces)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if len(text) < 8 or not text.isprintable():
+        return None
+    words = _WORDS.findall(text.lower())
+    if len(words) < 3 or sum(map(len, words)) < 0.6 * len(text):
+        return None
+    return text.lower()
+
+
+def _instruction(text: str) -> bool:
+    """Whether decoded text reads as an instruction: words of requests, not just any words."""
+    words = set(_WORDS.findall(text))
+    return len(words & _INSTRUCTION_WORDS) >= 2 or _COMBINED.search(text) is not None
+
+
+def _decodes(token: str) -> str | None:
+    """Text a long token encodes in base64 (or URL-safe base64), if it reads as words."""
+    core = token.strip("\"'`.,;:()[]{}<>")
+    if len(core) < 16 or not _B64.match(core) or core.isalpha() or core.isdigit():
+        return None
+    padded = core + "=" * (-len(core) % 4)
+    try:
+        raw = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return _texty(raw)
+
+
+def _obfuscation(original: str, folded: str) -> str | None:
+    """The kind of encoded payload the text carries, if any ("base64", "hex", ...)."""
+    leet = 0
+    for m in _CANDIDATES.finditer(folded):
+        kind = m.lastgroup
+        stretch = m.group()
+        if kind == "leet":
+            leet += _is_leet(stretch)
+            if leet >= 3:
+                return "leetspeak"
+        elif kind == "hex":
+            digits = re.sub(r"\\x|0x|[ :,]", "", stretch)
+            try:
+                decoded = _texty(bytes.fromhex(digits[: len(digits) // 2 * 2]))
+            except ValueError:
+                continue
+            if decoded is not None and _instruction(decoded):
+                return "hex"
+        elif kind == "split":
+            letters = re.sub(r"[^a-z]", "", stretch)
+            if len(letters) >= 5 and letters != "".join(sorted(letters)):
+                return "split_letters"
+        elif kind == "b64":
+            # base64 is case-sensitive: decode the stretch as the original text writes it
+            start, end = m.span()
+            token = original[start:end] if original.isascii() else stretch
+            decoded = _decodes(token)
+            if decoded is not None and _instruction(decoded):
+                return "base64"
+    return None
+
+
+def _is_leet(token: str) -> bool:
+    """A word of four or more written with digits or symbols for some letters ("h4ck3r",
+    "b0mb") that leaves a run of letters when they are read back."""
+    core = token.strip(".,;:!?\"'()[]")
+    if len(core) < 4 or not any(c.isalpha() for c in core):
+        return False
+    subs = sum(c in "430157@$" for c in core)
+    if subs < 1 or subs * 2 > len(core) + 1:
+        return False
+    read = core.translate(_LEET_MAP)
+    return read.isalpha() and not core[0].isdigit()
+
+
+def _rot13(folded: str) -> bool:
+    """Whether the text says rot13 and carries words that, rotated, read as an instruction."""
+    return _instruction(codecs.decode(folded, "rot13"))
+
+
+_SYMBOLS = frozenset("[](){}<>\\|^`~*+")
+"""Symbols that make a word odd when inside it (not ``=``, ``_``, ``/``, ``@``, ``$``, ``%``,
+``#``: key=value data, identifiers, paths, addresses and prices are made of those)."""
+_BRACKETS = frozenset("[]{}<>`~^\\")
+SUFFIX_TOKENS = 20
+SUFFIX_CUE = 3
+SUFFIX_SURE = 5
+_CODE = (
+    "```",
+    "def ",
+    ";\n",
+    "{\n",
+    "</",
+    "=>",
+    "import ",
+    "function ",
+    "#include",
+    "\\begin",
+    "\\documentclass",
+    "select ",
+    "print(",
+    "console.",
+    "return ",
+)
+"""Marks of code or markup, which are made of odd tokens too: such text is not read."""
+
+
+def _odd(token: str) -> bool:
+    """A token of the kind optimisation attacks produce: symbols inside a word (once the
+    punctuation prose puts around words is set aside), brackets standing alone, or a word that
+    changes case inside ("equationsnewcommand", "IXancouver"). String methods only: this runs
+    on every prompt's last tokens."""
+    if not token.isalpha():
+        if token.upper() == token.lower():  # no letter in it
+            return not _BRACKETS.isdisjoint(token)
+        token = token.lstrip("([{\"'").rstrip(".,;:!?)]}\"'")
+        if not token.isalpha():
+            return not _SYMBOLS.isdisjoint(token)
+    rest = token[1:]
+    return len(token) > 3 and not rest.islower() and not rest.isupper()
+
+
+_ODD_QUICK = re.compile(r"[\[\](){}<>\\|^`~*+]+|[a-z][A-Z]")
+"""Where an odd token could be: a symbol or a change of case. A tail with fewer of them than
+:data:`SUFFIX_CUE` has fewer odd tokens, and no token is looked at one by one."""
+
+
+_ODD_QUICK = re.compile(r"[\[\](){}<>\\|^`~*+]+|[a-z][A-Z]|[A-Z][A-Z][a-z]")
+"""Where an odd token could be: a run of symbols or a change of case. Every odd token holds
+one, so a tail with fewer than :data:`SUFFIX_CUE` of them is not read token by token."""
+
+
+def _suffix(original: str) -> int:
+    """How many of the last :data:`SUFFIX_TOKENS` tokens are :func:`_odd` (0 for text with
+    code or markup in it, or too short to have a suffix)."""
+    parts = original[-SUFFIX_TOKENS * 30 :].rsplit(None, SUFFIX_TOKENS)
+    if len(parts) <= SUFFIX_TOKENS // 2:
+        return 0
+    tokens = parts[-SUFFIX_TOKENS:]
+    if len(_ODD_QUICK.findall(" ".join(tokens))) < SUFFIX_CUE:
+        return 0  # each odd token holds one of these: too few to make a cue
+    odd = sum(map(_odd, tokens))
+    if odd < SUFFIX_CUE:
+        return 0
+    lowered = original.lower()
+    return 0 if any(c in lowered for c in _CODE) else odd
+
+
+def signals(original: str, folded: str) -> list[Signal]:
+    """Every signal found in a text (``folded``: it casefolded by
+    :func:`~sidecar.checks.refusal.fold`), once per rule."""
+    found: dict[str, Signal] = {}
+    _worded(folded, found)
+    if "decode" in found and "rot" in folded and _rot13(folded):
+        found["rot13"] = Signal("obfuscation", True, "rot13")
+    kind = _obfuscation(original, folded)
+    if kind is not None:
+        found[kind] = Signal("obfuscation", True, kind)
+    odd = _suffix(original)
+    if odd >= SUFFIX_SURE:
+        found["suffix"] = Signal("adversarial_suffix", True, "suffix")
+    elif odd:
+        found["odd_tail"] = Signal("adversarial_suffix", False, "odd_tail")
+    if folded.count(":") >= MANY_SHOT_TURNS and len(_TURN.findall(folded)) >= MANY_SHOT_TURNS:
+        found["many_shot"] = Signal("many_shot", False, "many_shot")
+    elif folded.count("sure") >= PRIMED_TURNS and len(_PRIMED.findall(folded)) >= PRIMED_TURNS:
+        found["primed"] = Signal("many_shot", True, "primed")
+    if "developer_mode" in found and any(w in folded for w in _UNFILTERED):
+        found["developer_mode"] = Signal("persona", True, "developer_mode")
+    if "fiction" in found and _FORBIDDEN.search(folded) is not None:
+        found["fiction_request"] = Signal("persona", True, "fiction_request")
+    if not original.isascii() and _HOMOGLYPH.search(folded) is not None:
+        found["homoglyph"] = Signal("obfuscation", True, "homoglyph")
+    return list(found.values())

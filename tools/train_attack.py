@@ -1,0 +1,179 @@
+"""Train the attack-attempt model shipped in ``sidecar/data/attack_model.json.gz``.
+
+Reads the prompt sources ``tools/fetch_detector_data.py`` writes (attack or not, see DATA.md),
+turns each prompt into the features of :mod:`sidecar.checks.attack_model` (words, pairs,
+the signals found, a length bucket) and fits one L2-regularised logistic regression with the
+refusal trainer's code (:func:`tools.train_refusal.vectorise`, ``_fit_head``).
+
+Whole sources are held out (:data:`HELD_OUT`) and never trained on: ``bench/detectors.py
+--attack`` measures on them, so its figures are cross-dataset. The thresholds are chosen by
+five-fold cross-validation over the training sources only: ``alone`` is the lowest
+probability at which the model, reading rows it was not fitted on, flags at most
+:data:`FPR_BUDGET` of benign prompts; ``agree`` (a cue confirmed) is the lowest at most twice
+that.
+
+    python tools/fetch_detector_data.py --out data/detectors --only <the sources in DATA.md>
+    python tools/train_attack.py --data data/detectors [--out sidecar/data/attack_model.json.gz]
+
+Needs scikit-learn (in the ``dev`` extra); the package itself never imports it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from sidecar.checks.attack_model import AttackModel, features, model_text  # noqa: E402
+from sidecar.checks.attack_signals import signals  # noqa: E402
+from sidecar.checks.refusal import fold  # noqa: E402
+from tools.train_refusal import _fit_head, vectorise  # noqa: E402
+
+DEFAULT_OUT = ROOT / "sidecar" / "data" / "attack_model.json.gz"
+HELD_OUT = frozenset(
+    {
+        "promptinject",
+        "cai2024_attacks",
+        "latent_jailbreak_prompts",
+        "promptmap",
+        "self_instruct_user",
+        "coconot_contrast",
+        "t0_rag",
+    }
+)
+"""Sources the model never sees: the bench's cross-dataset figures come from them
+(``promptmap`` is GPL-3.0: evaluation only in any case)."""
+C = 0.3
+FPR_BUDGET = 0.002
+MAX_FEATURES = 40_000
+THRESHOLDS = tuple(round(0.5 + 0.01 * i, 2) for i in range(50))
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    source: str
+    prompt: str
+    attack: bool
+
+
+def load(data: Path, sources: frozenset[str] | None = None) -> list[Row]:
+    """Every attack-labelled prompt record in ``data`` (or of the named sources)."""
+    rows: list[Row] = []
+    for path in sorted(data.glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            doc = json.loads(line)
+            if "attack" not in doc:
+                break  # a response source
+            if sources is None or doc["source"] in sources:
+                rows.append(Row(doc["source"], doc["prompt"], bool(doc["attack"])))
+    return rows
+
+
+_FEATURES: dict[str, list[str]] = {}
+
+
+def featurise(text: str) -> list[str]:
+    """The features the check computes for ``text`` (memoised)."""
+    found = _FEATURES.get(text)
+    if found is None:
+        folded = fold(text)
+        cues = [s.cue for s in signals(text, folded)]
+        found = _FEATURES[text] = features(model_text(folded), cues, len(text))
+    return found
+
+
+def fit(rows: Sequence[Row], **kwargs: float) -> AttackModel:
+    m = vectorise([featurise(r.prompt) for r in rows])
+    weights, bias = _fit_head(m.X, [int(r.attack) for r in rows], C)
+    kept = {n: w for n, w in zip(m.vocab, weights, strict=True) if abs(w) >= 1e-4}
+    if len(kept) > MAX_FEATURES:
+        top = sorted(kept, key=lambda n: (-abs(kept[n]), n))[:MAX_FEATURES]
+        kept = {n: kept[n] for n in sorted(top)}
+    return AttackModel(kept, bias, **kwargs)
+
+
+FOLDS = 5
+
+
+def out_of_fold(rows: Sequence[Row]) -> list[float]:
+    """Each row's probability from a model fitted on the other folds (every fifth row, in a
+    fixed shuffled order). Leaving whole sources out instead was tried: with four benign
+    sources of four different styles (role-play set-ups, risky-sounding questions, tasks,
+    long prompted tasks), each left out is a style the model never saw, and no threshold kept
+    the budget; the held-out sources measure that transfer instead (bench/detectors.py)."""
+    order = list(range(len(rows)))
+    random.Random(7).shuffle(order)
+    scores = [0.0] * len(rows)
+    for k in range(FOLDS):
+        inside = set(order[k::FOLDS])
+        model = fit([r for i, r in enumerate(rows) if i not in inside])
+        for i in inside:
+            scores[i] = model.score(*_args(rows[i].prompt))
+    return scores
+
+
+def _args(text: str) -> tuple[str, list[str], int]:
+    folded = fold(text)
+    return model_text(folded), [s.cue for s in signals(text, folded)], len(text)
+
+
+def lowest(scores: Sequence[float], rows: Sequence[Row], budget: float) -> float:
+    """The lowest threshold at which at most ``budget`` of the benign rows score above."""
+    benign = [s for s, r in zip(scores, rows, strict=True) if not r.attack]
+    for t in THRESHOLDS:
+        if sum(s >= t for s in benign) <= budget * len(benign):
+            return t
+    return 1.0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, required=True, help="directory of normalised JSONL files")
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    args = ap.parse_args(argv)
+    rows = [r for r in load(args.data) if r.source not in HELD_OUT]
+    if not rows:
+        print("no attack-labelled prompts found", file=sys.stderr)
+        return 2
+    counts = Counter((r.source, r.attack) for r in rows)
+    for (source, attack), n in sorted(counts.items()):
+        print(f"  {source:<24} {'attack' if attack else 'benign':<7} {n:6d}")
+    started = time.perf_counter()
+    scores = out_of_fold(rows)
+    alone = lowest(scores, rows, FPR_BUDGET)
+    agree = min(alone, lowest(scores, rows, 2 * FPR_BUDGET))
+    attacks = [s for s, r in zip(scores, rows, strict=True) if r.attack]
+    recall = sum(s >= alone for s in attacks) / len(attacks)
+    meta = {
+        "trained_on": {
+            s: {"attack" if a else "benign": n for (s2, a), n in counts.items() if s2 == s}
+            for s in sorted({r.source for r in rows})
+        },
+        "held_out": sorted(HELD_OUT),
+        "C": C,
+        "fpr_budget": FPR_BUDGET,
+        "out_of_fold_model_recall": round(recall, 4),
+    }
+    model = fit(rows, alone=alone, agree=agree)
+    model.meta = meta
+    model.save(args.out)
+    print(
+        f"alone={alone} agree={agree}: out-of-fold model-alone recall {recall:.3f}; "
+        f"{len(model.weights)} features; wrote {args.out} "
+        f"({args.out.stat().st_size / 1024:.0f} KiB) in {time.perf_counter() - started:.1f} s"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
