@@ -460,6 +460,10 @@ class ExportSettings(_Section):
     since the fleet figures the bundled alerts and dashboards read are computed from them by
     the recording rules (``llm_sidecar:fleet_*``), across replicas, workers and scale-out judge
     workers. A score left out has no fleet figure."""
+    new_counter_hold: float = Field(60.0, ge=0)
+    """Seconds a new series' ``llm_sidecar_score_*_total`` counters read zero before their
+    value: at least the scrape interval, so that every Prometheus sees the zero a counter
+    starts from and ``increase()`` counts a new process's (or segment's) first observations."""
     created_series: bool = False
     """The ``_created`` timestamp series prometheus_client adds to counters and histograms."""
 

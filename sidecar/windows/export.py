@@ -56,7 +56,7 @@ class _WindowCollector(Collector):
     def __init__(self, windows: Windows) -> None:
         self.windows = windows
         self._label_cache: dict[tuple[SeriesKey, int], tuple[str, list[str]]] = {}
-        self._counted: set[SeriesKey] = set()
+        self._first_seen: dict[SeriesKey, float] = {}
 
     def describe(self) -> list[Metric]:
         return self._families(empty=True)
@@ -146,7 +146,8 @@ class _WindowCollector(Collector):
         inputs_rolled = "adversarial_robustness_judged" in rollup_only
         cumulative = frozenset(export.cumulative_scores)
         snap = win.snapshot()
-        seen, seen_now = self._counted, set[SeriesKey]()
+        seen, seen_now = self._first_seen, dict[SeriesKey, float]()
+        now, hold = win.clock(), export.new_counter_hold
         names = win.names
         level.add_metric([], win.settings.confidence)
         series.add_metric([], len(snap))
@@ -175,13 +176,14 @@ class _WindowCollector(Collector):
                 base = fresh[(key, -1)] = cache.get((key, -1)) or _labels(
                     _SERIES_LABELS, [score, subject, *seg]
                 )
-                # A new series is exported at zero on its first scrape, so that increase()
-                # over the fleet counts its first observations too (Prometheus takes a
-                # series' first sample as its starting point, not zero).
-                first = key not in seen
-                seen_now.add(key)
+                # A new series' counters read zero for its first new_counter_hold seconds, so
+                # that every scraper sees the zero it starts from and increase() over the
+                # fleet counts the first observations too (Prometheus takes a series' first
+                # sample as its starting point, not zero).
+                born = seen_now[key] = seen.get(key, now)
+                young = now - born < hold
                 for family, i in counters[: 6 if score in WEIGHTED else 3]:
-                    family.add(base[0], base[1], 0.0 if first else total[i])
+                    family.add(base[0], base[1], 0.0 if young else total[i])
             counted = everything or score in with_samples
             for w, sums in enumerate(per_window):
                 if exported:
@@ -232,7 +234,7 @@ class _WindowCollector(Collector):
                     upper.add(text, values, fixed[2])
                     if counted:
                         samples.add(text, values, fixed[3])
-        self._counted = seen_now
+        self._first_seen = seen_now
         self._label_cache = fresh  # series that ended leave the cache with their last scrape
         minimum = win.settings.disparity_min_samples
         for (score, d, w), by_value in sorted(groups.items()):
