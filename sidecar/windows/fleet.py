@@ -154,7 +154,7 @@ def window_rules(
         _rule(name, f"sum by ({LABELS}) (increase(llm_sidecar_score_{name}_total[{w}]))", w)
         for name, _, _ in COUNTERS
     ]
-    obs, weight, wx = s("observations", ".+"), s("weight", ".+"), s("weighted_value", ".+")
+    obs, weight = s("observations", ".+"), s("weight", ".+")
     rules.append(
         _rule(
             "effective_samples",
@@ -162,7 +162,16 @@ def window_rules(
             w,
         )
     )
-    rules.append(_rule("share", f"clamp({wx} / ({weight} > 0), 0, 1) and {obs} > 0", w))
+    # The clamped share of rates and F1 (a mean's value is its score, unclamped).
+    ratios = rates + "|" + f1
+    rules.append(
+        _rule(
+            "share",
+            f"clamp({s('weighted_value', ratios)} / ({s('weight', ratios)} > 0), 0, 1)"
+            f" and {s('observations', ratios)} > 0",
+            w,
+        )
+    )
     rules += _correction_inputs(w, min_judged)
     c_value, c_samples, c_lower, c_upper = _correction_figures(w, z, z_box)
     rules.append(
