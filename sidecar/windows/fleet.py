@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from statistics import NormalDist
 from typing import Final
 
+from ..metrics import NONE, OTHER
+from ..settings import DIMENSIONS
 from .ring import SW, SW2, SW2X, SW2X2, SWX, N
 from .scores import F1, MEAN, PROPORTION, RATIO_MIN_PROBES, SCORES, t_quantile
 
@@ -136,7 +138,10 @@ def _t_quantile(df: str, q: float) -> str:
 
 
 def window_rules(
-    window: str, confidence: float = 0.95, min_judged: int = 20
+    window: str,
+    confidence: float = 0.95,
+    min_judged: int = 20,
+    disparity_min_samples: int = 20,
 ) -> list[dict[str, object]]:
     """The recording rules of one window length, in evaluation order (later rules read earlier
     ones of the same evaluation)."""
@@ -173,6 +178,7 @@ def window_rules(
         )
     )
     rules += _correction_inputs(w, min_judged)
+    rules += _disparity_rules(w, disparity_min_samples)
     c_value, c_samples, c_lower, c_upper = _correction_figures(w, z, z_box)
     rules.append(
         _rule(
@@ -230,6 +236,45 @@ def window_rules(
     )
     return rules
 
+
+def _disparity_rules(w: str, minimum: int) -> list[dict[str, object]]:
+    """The segment disparity of the export (``llm_sidecar_window_segment_disparity``) for the
+    fleet: per label, the rate of each allowed value over every segment that carries it (with
+    at least ``minimum`` observations), then the largest minus the smallest."""
+    parts = []
+    for dim in DIMENSIONS:
+        sel = f'{{window="{w}", score=~"{"|".join(_DISPARITY)}", {dim}!~"[*]|{OTHER}|{NONE}"}}'
+
+        def total(metric: str, sel: str = sel, dim: str = dim) -> str:
+            return f"sum by (score, {dim}) (llm_sidecar:fleet_{metric}{sel})"
+
+        rate = (
+            f"{total('weighted_value')} / ({total('weight')} > 0)"
+            f" and {total('observations')} >= {minimum}"
+        )
+        parts.append(
+            f'label_replace(label_replace({rate}, "value", "$1", "{dim}", "(.*)"), '
+            f'"label", "{dim}", "score", ".*")'
+        )
+    rate = "\nor\n".join(parts)
+    # A failure rate is 1 - pass rate: the gap is the same, under the failure rate's name.
+    relabelled = (
+        f"label_replace(\n  sum by (score, label, value) (\n  {rate}\n  ),\n"
+        f'  "score", "event_failure_rate", "score", "event_pass_rate"\n)'
+    )
+    rates = f'llm_sidecar:fleet_segment_rate{{window="{w}"}}'
+    return [
+        _rule("segment_rate", relabelled, w),
+        _rule(
+            "segment_disparity",
+            f"max by (score, label) ({rates}) - min by (score, label) ({rates})"
+            f"\nand count by (score, label) ({rates}) >= 2",
+            w,
+        ),
+    ]
+
+
+_DISPARITY: Final = ("event_pass_rate", "refusal_rate")
 
 _RAW, _JUDGED = "adversarial_robustness", "adversarial_robustness_judged"
 _PREC, _REC = "detector_precision", "detector_recall"
@@ -331,14 +376,20 @@ def _correction_figures(w: str, z: float, z_box: float) -> tuple[str, str, str, 
 
 
 def rule_groups(
-    windows: Sequence[str] = FLEET_WINDOWS, confidence: float = 0.95, min_judged: int = 20
+    windows: Sequence[str] = FLEET_WINDOWS,
+    confidence: float = 0.95,
+    min_judged: int = 20,
+    disparity_min_samples: int = 20,
 ) -> list[dict[str, object]]:
     """One rule group per window length (a group's rules run in order, so each reads the
     figures the ones before it recorded in the same evaluation)."""
     if not 0.5 < confidence < 1 or math.isnan(confidence):
         raise ValueError(f"confidence must be in (0.5, 1), got {confidence}")
     return [
-        {"name": f"llm-sidecar.fleet.{w}", "rules": window_rules(w, confidence, min_judged)}
+        {
+            "name": f"llm-sidecar.fleet.{w}",
+            "rules": window_rules(w, confidence, min_judged, disparity_min_samples),
+        }
         for w in windows
     ]
 

@@ -10,7 +10,7 @@ import yaml
 
 from sidecar.windows.fleet import FLEET_WINDOWS
 from tests.conftest import REPO, require_tool
-from tests.monitoring.test_fleet_rules import observations, promtool_case
+from tests.monitoring.test_fleet_rules import disparity_case, observations, promtool_case
 
 ALERTS = REPO / "helm" / "llm-sidecar" / "files" / "alerts.yaml"
 UNIT_TESTS = Path(__file__).with_name("alerts_test.yaml")
@@ -81,6 +81,7 @@ def test_every_recording_rule_read_by_alerts_has_a_unit_test_of_its_value() -> N
     data = observations(random.Random(1))
     cases = [case for test in doc["tests"] for case in test.get("promql_expr_test", [])]
     cases += [case for w in FLEET_WINDOWS for case in promtool_case(data, w)["promql_expr_test"]]
+    cases += disparity_case()["promql_expr_test"]  # type: ignore[operator]
     tested = " ".join(case["expr"] for case in cases if case.get("exp_samples"))
     read = " ".join(str(r["expr"]) for g in rules["groups"] for r in g["rules"] if "alert" in r)
     # The figures alerts and dashboards read are tested against the package's interval code

@@ -16,12 +16,14 @@ from pathlib import Path
 
 import pytest
 import yaml
+from prometheus_client import CollectorRegistry
 
-from sidecar.settings import WindowSettings
+from sidecar.settings import ExportSettings, LabelSettings, WindowSettings
 from sidecar.windows.fleet import COUNTERS, FLEET_WINDOWS, counter_sums, render, rule_groups
 from sidecar.windows.ring import WIDTH, _accumulate
 from sidecar.windows.scores import CORRECTED, SCORES, Figures, _correction_parts
 from tests.conftest import REPO, require_tool
+from tests.test_windows import Rule, event, make, samples, verdict, yes
 
 ALERTS = REPO / "helm" / "llm-sidecar" / "files" / "alerts.yaml"
 MINUTES = 75  # one sample a minute; the 1h window ends at minute 70, the 5m one at 70 too
@@ -191,3 +193,76 @@ def test_fleet_figures_equal_the_package_intervals(window: str, tmp_path: Path) 
         [promtool, "test", "rules", str(path)], capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
+
+
+def disparity_case() -> dict[str, object]:
+    """One process's windows and its counters: the fleet's disparity per label is expected to
+    be the one the process exports (``llm_sidecar_window_segment_disparity``)."""
+    registry = CollectorRegistry()
+    labels = LabelSettings(routes=["/a", "/b", "/c"], tenants=["x", "y"])
+    w, _ = make(
+        WindowSettings(export=ExportSettings(new_counter_hold=0)),
+        [Rule("r", "x"), Rule("refuse", "refusal")],
+        labels,
+        registry=registry,
+    )
+    rng = random.Random(5)
+    batch = []
+    for i in range(400):
+        route = rng.choice(["/a", "/b", "/c", "/z", None])
+        ok = rng.random() < {"/a": 0.9, "/b": 0.6}.get(route or "", 0.75)
+        refused = rng.random() < 0.2
+        e = event(i, route=route, tenant=rng.choice(["x", "y", "q"]))
+        batch.append(verdict(e, r=yes(True, ok), refuse=yes(refused, True)))
+    w.observe_verdicts(batch)
+    exported = {
+        (dict(lbl)["score"], dict(lbl)["label"]): value
+        for (name, lbl), value in samples(registry).items()
+        if name == "llm_sidecar_window_segment_disparity" and dict(lbl)["window"] == "1h"
+    }
+    assert {label for _, label in exported} == {"route", "tenant"}
+    series = []
+    for (score, subject, seg), _, total in w.snapshot():
+        for name, index, _ in counter_sums(score):
+            lbl = f'score="{score}", subject="{subject}", route="{seg[0]}", model="{seg[1]}", '
+            lbl += f'tenant="{seg[2]}", job="llm-sidecar", instance="p0"'
+            values = " ".join(["0"] * 8 + [repr(total[index])] * 3)  # counted at minute 8
+            series.append({"series": f"llm_sidecar_score_{name}_total{{{lbl}}}", "values": values})
+    tests = [
+        {
+            "expr": f'round(1e6 * llm_sidecar:fleet_segment_disparity{{window="{window}"}})',
+            "eval_time": "10m",
+            "exp_samples": [
+                {
+                    "labels": f'{{score="{score}", label="{label}", window="{window}"}}',
+                    "value": round(1e6 * value),
+                }
+                for (score, label), value in sorted(exported.items())
+            ],
+        }
+        for window in FLEET_WINDOWS
+    ]
+    return {"interval": "1m", "input_series": series, "promql_expr_test": tests}
+
+
+def test_fleet_segment_disparity_equals_the_exported_one(tmp_path: Path) -> None:
+    promtool = require_tool("promtool")
+    doc = {"rule_files": [str(ALERTS)], "evaluation_interval": "1m", "tests": [disparity_case()]}
+    path = tmp_path / "disparity_test.yaml"
+    path.write_text(yaml.safe_dump(doc, width=10_000), encoding="utf-8")
+    done = subprocess.run(
+        [promtool, "test", "rules", str(path)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
+
+
+def test_the_tool_rewrites_only_the_marked_section() -> None:
+    from tools.fleet_rules import BEGIN, END, rewrite
+
+    text = f"groups:\n  - name: mine\n    rules: []\n{BEGIN}  - stale\n{END}# tail\n"
+    out = rewrite(text, confidence=0.9)
+    assert out.startswith("groups:\n  - name: mine\n") and out.endswith(f"{END}# tail\n")
+    assert "stale" not in out and render(rule_groups(confidence=0.9)) in out
+    assert render(rule_groups()) not in out  # another z, other bounds
+    with pytest.raises(SystemExit, match="marker"):
+        rewrite("groups: []\n")
