@@ -456,15 +456,30 @@ class ExportSettings(_Section):
         default_factory=lambda: [
             "adversarial_robustness",
             "adversarial_robustness_judged",
+            "detector_f1",
             "detector_precision",
+            "detector_recall",
+            "event_pass_rate",
             "judge_score",
             "leakage_risk",
+            "refusal_rate",
+            "rgb_error_correction_rate",
+            "rgb_error_detection_rate",
+            "rgb_negative_rejection_rate",
+            "rgb_noise_robustness_accuracy",
+            "rule_pass_rate",
+            "unsuccessful_request_rate",
         ]
     )
-    """Scores whose cumulative counters (``llm_sidecar_score_*_total``) are exported. The
-    judged share and the detectors' precision are what the recording rule
-    ``llm_sidecar:adversarial_robustness_corrected:1h`` corrects the robustness with across
-    replicas, workers and scale-out judge workers."""
+    """Scores whose cumulative counters (``llm_sidecar_score_*_total``: the sums of
+    :mod:`sidecar.windows.fleet`) are exported: every score with sums of its own, by default,
+    since the fleet figures the bundled alerts and dashboards read are computed from them by
+    the recording rules (``llm_sidecar:fleet_*``), across replicas, workers and scale-out judge
+    workers. A score left out has no fleet figure."""
+    new_counter_hold: float = Field(60.0, ge=0)
+    """Seconds a new series' ``llm_sidecar_score_*_total`` counters read zero before their
+    value: at least the scrape interval, so that every Prometheus sees the zero a counter
+    starts from and ``increase()`` counts a new process's (or segment's) first observations."""
     created_series: bool = False
     """The ``_created`` timestamp series prometheus_client adds to counters and histograms."""
 

@@ -182,7 +182,13 @@ def test_default_export_leaves_out_what_no_dashboard_or_alert_reads() -> None:
         for line in lean.splitlines()
         if line.startswith("llm_sidecar_score_observations_total{")
     }
-    assert counters == {"adversarial_robustness"}
+    # the fleet figures of every score the dashboards and alerts read come from these counters
+    assert counters == {
+        "adversarial_robustness",
+        "event_pass_rate",
+        "refusal_rate",
+        "rule_pass_rate",
+    }
     assert len(lean) * 3 < len(full)
 
 

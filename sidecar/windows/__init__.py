@@ -10,6 +10,8 @@ event rate; values and bounds are computed from those sums only at scrape time. 
   is computed from sums;
 * :mod:`~sidecar.windows.export`: the Prometheus collector that renders the series as the
   export settings (``windows.export``) select them;
+* :mod:`~sidecar.windows.fleet`: the cumulative sums every process exports and the recording
+  rules that compute the fleet's figures from them in Prometheus;
 * :mod:`~sidecar.windows.core`: :class:`Windows`, the series table, fed by the App and the
   judge, that ties them together.
 """

@@ -449,6 +449,10 @@ class Windows:
 
     # -- reading -------------------------------------------------------------------------
 
+    def clock(self) -> float:
+        """The windows' time (seconds; the collector's too)."""
+        return self._clock()
+
     @property
     def series_count(self) -> int:
         """Live series, roll-ups included."""

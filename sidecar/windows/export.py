@@ -5,7 +5,7 @@ disparity) are computed only here, from a snapshot of the window sums, for the s
 figures the export settings (``windows.export``) select.
 
 Cumulative counters of the same sums (``llm_sidecar_score_*_total``) are exported too, so PromQL
-can compute any of these means across replicas: ``sum(rate(weighted_value)) / sum(rate(weight))``.
+computes the fleet's figures across replicas (:mod:`sidecar.windows.fleet`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from prometheus_client.registry import Collector
 from ..errors import ConfigError
 from ..metrics import NONE, OTHER, TextFamily, label_text
 from ..settings import DIMENSIONS, ROBUSTNESS_DETECTOR_PREFIX, ExportSettings
+from .fleet import COUNTERS, WEIGHTED
 from .ring import ALL, SW, SWX, N, SeriesKey
 from .scores import SCORES, _correction_parts
 
@@ -55,6 +56,7 @@ class _WindowCollector(Collector):
     def __init__(self, windows: Windows) -> None:
         self.windows = windows
         self._label_cache: dict[tuple[SeriesKey, int], tuple[str, list[str]]] = {}
+        self._first_seen: dict[SeriesKey, float] = {}
 
     def describe(self) -> list[Metric]:
         return self._families(empty=True)
@@ -120,24 +122,10 @@ class _WindowCollector(Collector):
             "Label values of observed events exported as 'other' because they are not allowed.",
             labels=["label"],
         )
-        c_obs = TextFamily(
-            "llm_sidecar_score_observations",
-            "Observations of each score (cumulative, for PromQL across replicas).",
-            "counter",
-            _SERIES_LABELS,
-        )
-        c_weight = TextFamily(
-            "llm_sidecar_score_weight",
-            "Sum of observation weights of each score (cumulative).",
-            "counter",
-            _SERIES_LABELS,
-        )
-        c_value = TextFamily(
-            "llm_sidecar_score_weighted_value",
-            "Sum of weight times value of each score (cumulative); divide by the weight sum.",
-            "counter",
-            _SERIES_LABELS,
-        )
+        counters = [
+            (TextFamily(f"llm_sidecar_score_{name}", doc, "counter", _SERIES_LABELS), i)
+            for name, i, doc in COUNTERS
+        ]
         win = self.windows
         export = win.settings.export
         families: list[Metric] = [value, lower, upper]
@@ -147,7 +135,7 @@ class _WindowCollector(Collector):
             families.append(weight)
         families += [disparity, level, series, limit, folded, values_folded]
         if export.everything or export.cumulative_scores:
-            families += [c_obs, c_weight, c_value]
+            families += [family for family, _ in counters]
         if empty:
             return families
         everything = export.everything
@@ -158,6 +146,8 @@ class _WindowCollector(Collector):
         inputs_rolled = "adversarial_robustness_judged" in rollup_only
         cumulative = frozenset(export.cumulative_scores)
         snap = win.snapshot()
+        seen, seen_now = self._first_seen, dict[SeriesKey, float]()
+        now, hold = win.clock(), export.new_counter_hold
         names = win.names
         level.add_metric([], win.settings.confidence)
         series.add_metric([], len(snap))
@@ -186,9 +176,14 @@ class _WindowCollector(Collector):
                 base = fresh[(key, -1)] = cache.get((key, -1)) or _labels(
                     _SERIES_LABELS, [score, subject, *seg]
                 )
-                c_obs.add(base[0], base[1], total[N])
-                c_weight.add(base[0], base[1], total[SW])
-                c_value.add(base[0], base[1], total[SWX])
+                # A new series' counters read zero for its first new_counter_hold seconds, so
+                # that every scraper sees the zero it starts from and increase() over the
+                # fleet counts the first observations too (Prometheus takes a series' first
+                # sample as its starting point, not zero).
+                born = seen_now[key] = seen.get(key, now)
+                young = now - born < hold
+                for family, i in counters[: 6 if score in WEIGHTED else 3]:
+                    family.add(base[0], base[1], 0.0 if young else total[i])
             counted = everything or score in with_samples
             for w, sums in enumerate(per_window):
                 if exported:
@@ -239,6 +234,7 @@ class _WindowCollector(Collector):
                     upper.add(text, values, fixed[2])
                     if counted:
                         samples.add(text, values, fixed[3])
+        self._first_seen = seen_now
         self._label_cache = fresh  # series that ended leave the cache with their last scrape
         minimum = win.settings.disparity_min_samples
         for (score, d, w), by_value in sorted(groups.items()):

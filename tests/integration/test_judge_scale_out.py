@@ -15,6 +15,7 @@ from sidecar.embedded import EmbeddedBroker
 from sidecar.judge.worker import JudgeWorker
 from sidecar.settings import Settings
 from sidecar.testing import ScriptedJudge
+from sidecar.windows.fleet import COUNTERS
 from tests.conftest import kafka_settings, produce, read_topic
 from tests.integration.test_kafka import committed_offsets, wait_for
 
@@ -236,6 +237,13 @@ async def test_worker_windows_hold_the_same_scores_as_in_process_judging(
         in text
     )
     assert 'score="detector_f1",subject="refusal"' in text
+    # The worker exports every sum the fleet figures of a judged mean need (the check path's
+    # and the workers' counters add up in Prometheus).
+    for name, _, _ in COUNTERS:
+        assert (
+            f'llm_sidecar_score_{name}_total{{model="*",route="*",score="judge_score",'
+            'subject="faithfulness"' in text
+        ), name
 
 
 def window_figures_or_none(windows: Any) -> tuple[float, ...] | None:

@@ -256,7 +256,11 @@ async def test_app_corrects_robustness_with_the_judge_on_a_weighted_sample(
                 "metrics": ["refusal"],
                 "triggers": {"attack": False, "uncertain": False, "failed_checks": []},
             },
-            windows={"robustness_correction": {"min_judged": 10}},
+            # counters at once (no hold for new series: there is no scraper to see a zero)
+            windows={
+                "robustness_correction": {"min_judged": 10},
+                "export": {"new_counter_hold": 0},
+            },
         )
         registry = CollectorRegistry()
         app = App(
@@ -283,8 +287,8 @@ async def test_app_corrects_robustness_with_the_judge_on_a_weighted_sample(
             assert got is not None
             assert abs(got - expected) < 1e-9
 
-            # The cumulative counters carry what the recording rule
-            # llm_sidecar:adversarial_robustness_corrected:1h needs to get the same figure
+            # The cumulative counters carry what the recording rules
+            # (llm_sidecar:fleet_score{score="adversarial_robustness_corrected"}) need to get the same figure
             # across processes: q * (judge-refused weight) / (cheap-refused weight).
             def total(name: str, score: str, subject: str = "basic") -> float:
                 value = registry.get_sample_value(

@@ -22,6 +22,7 @@ from sidecar.windows import Windows
 from tests.conftest import REPO, require_tool
 
 DASHBOARDS = REPO / "helm" / "llm-sidecar" / "dashboards"
+ALERTS = REPO / "helm" / "llm-sidecar" / "files" / "alerts.yaml"
 EXPECTED = {"overview.json", "quality.json", "adversarial.json", "judge.json"}
 
 # What Grafana would put in place of each template variable.
@@ -105,6 +106,23 @@ def test_every_panel_query_is_valid_promql(tmp_path: Path) -> None:
 
 
 @functools.cache
+def recorded_names() -> frozenset[str]:
+    """The series the shipped rule file records (the fleet figures)."""
+    doc = yaml.safe_load(ALERTS.read_text(encoding="utf-8"))
+    return frozenset(r["record"] for g in doc["groups"] for r in g["rules"] if "record" in r)
+
+
+def test_rolling_scores_read_the_fleet_figures_by_default() -> None:
+    """Panels read the fleet series; a process's own window only in a per-instance drill-down."""
+    per_instance = [
+        (board, title) for board, title, expr in exprs() if "llm_sidecar_window_score" in expr
+    ]
+    fleet = [board for board, _, expr in exprs() if "llm_sidecar:fleet_score" in expr]
+    assert len(fleet) > 30
+    assert per_instance and all("per instance" in title for _, title in per_instance)
+
+
+@functools.cache
 def exported_names() -> frozenset[str]:
     """Every sample name the llm-sidecar collectors can expose."""
     registry = CollectorRegistry()
@@ -132,7 +150,7 @@ def test_panel_queries_name_only_exported_metrics(board: str, title: str, expr: 
         r"\{[^}]*\}|\([^()]*\)\s*(?=\()|by \([^)]*\)|without \([^)]*\)", "", without_strings
     )
     idents = set(re.findall(r"[a-zA-Z_:][a-zA-Z0-9_:]*", without_labels))
-    metrics = {i for i in idents if i.startswith("llm_sidecar_")}
+    metrics = {i for i in idents if i.startswith(("llm_sidecar_", "llm_sidecar:"))}
     assert metrics, f"{board} / {title}: no llm-sidecar metric in {expr}"
-    unknown = metrics - known
+    unknown = metrics - known - recorded_names()
     assert not unknown, f"{board} / {title}: {sorted(unknown)} are not exported"
