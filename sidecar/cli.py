@@ -1,4 +1,4 @@
-"""The ``llm-sidecar`` command: run | demo | replay | validate | version.
+"""The ``llm-sidecar`` command: run | demo | replay | probe | judge | validate | version.
 
 Every expected failure (bad options, settings, rule files) ends in one
 line on stderr and a non-zero exit status, never a traceback.
@@ -258,6 +258,41 @@ def _parser() -> argparse.ArgumentParser:
         "--config", type=Path, action=_Once, help="YAML settings file (environment overrides it)"
     )
 
+    probe = sub.add_parser(
+        "probe",
+        parents=[common],
+        help="send the attack library to the service's model and publish the answers as events",
+        description="Red-team probing: send the attack library's vectors to the OpenAI-"
+        "compatible target at probe.base_url with the service's system prompt, within the "
+        "probe budget, and publish each answer as an event (attack, labels.origin=probe) to "
+        "the events topic, where run scores robustness and leakage.",
+        epilog=_SETTINGS_HELP,
+        formatter_class=text,
+    )
+    probe.add_argument(
+        "--config", type=Path, action=_Once, help="YAML settings file (environment overrides it)"
+    )
+    probe.add_argument(
+        "--dry-run", action="store_true", help="print the plan and exit; opens no connection"
+    )
+    probe.add_argument(
+        "--once", action="store_true", help="send every vector once, then exit (no topic)"
+    )
+    probe.add_argument(
+        "--out", type=Path, action=_Once, help="with --once: write the events here (JSONL)"
+    )
+    probe.add_argument(
+        "--score",
+        action="store_true",
+        help="with --once: check the events in this process, as replay does",
+    )
+    probe.add_argument(
+        "--report", type=Path, action=_Once, help="with --score: write the HTML report here"
+    )
+    probe.add_argument(
+        "--seed", type=_whole_number(0, 2**32 - 1), default=None, help="fix the vector order"
+    )
+
     validate = sub.add_parser(
         "validate",
         parents=[common],
@@ -421,6 +456,20 @@ def _dispatch(args: argparse.Namespace) -> int:
                 "Kafka settings of a source: kafka deployment"
             )
         return asyncio.run(serve(settings, app=JudgeWorker(settings)))
+    if cmd == "probe":
+        from .probe.command import probe_command
+
+        settings = load_settings(args.config)
+        _setup_logging(settings, args.log_level or ("WARNING" if args.once else None))
+        return probe_command(
+            settings,
+            dry_run=args.dry_run,
+            once=args.once,
+            out=args.out,
+            score=args.score,
+            report=args.report,
+            seed=args.seed,
+        )
     if cmd == "demo":
         from .demo import demo, demo_settings
 
