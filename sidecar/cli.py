@@ -504,8 +504,14 @@ def _validate(args: argparse.Namespace) -> int:
     missing = [str(p) for p in args.paths if not p.exists()]
     if missing:
         raise ConfigError(f"no such file or directory: {', '.join(missing)}")
+    attack_paths, rule_paths = _attack_paths(args.paths)
+    status = EXIT_OK
+    if attack_paths:
+        status = _validate_attacks(attack_paths)
+        if not rule_paths:
+            return status
     try:
-        ruleset = load_ruleset(settings, args.paths)
+        ruleset = load_ruleset(settings, rule_paths)
     except RuleSetError as exc:
         for err in exc.errors:
             print(f"invalid: {err}", file=sys.stderr)
@@ -530,4 +536,44 @@ def _validate(args: argparse.Namespace) -> int:
 
     for line in ScanPlan(ruleset.rules).report(ruleset.rules):
         print(line)
+    return status
+
+
+def _attack_paths(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
+    """``paths`` split into attack library files and rule files (a directory of attack files
+    is one of the first)."""
+    from .probe.attacks import is_attack_file
+
+    attacks: list[Path] = []
+    rules: list[Path] = []
+    for p in paths:
+        files = sorted([*p.glob("*.yaml"), *p.glob("*.yml")]) if p.is_dir() else [p]
+        if files and all(is_attack_file(f) for f in files):
+            attacks.append(p)
+        else:
+            rules.append(p)
+    return attacks, rules
+
+
+def _validate_attacks(paths: Sequence[Path]) -> int:
+    from .probe.attacks import load_library
+
+    try:
+        library = load_library(paths, builtin=False)
+    except RuleSetError as exc:
+        for err in exc.errors:
+            print(f"invalid: {str(err).replace(': rule ', ': vector ', 1)}", file=sys.stderr)
+        if len(exc.errors) > 1:
+            print(f"{len(exc.errors)} problems found", file=sys.stderr)
+        return EXIT_FAILED
+    counts = library.counts()
+    by = ", ".join(
+        f"{c} {counts[(c, 'robustness')] + counts[(c, 'leakage')]}"
+        for c in ("basic", "intermediate", "advanced")
+    )
+    leakage = sum(n for (_, kind), n in counts.items() if kind == "leakage")
+    print(
+        f"ok: {len(library.vectors)} attack vectors in {len(library.files)} file(s) ({by}; "
+        f"{leakage} leakage)"
+    )
     return EXIT_OK
