@@ -120,7 +120,7 @@ def test_bad_probe_values_fail_the_render(
     render: Render, tmp_path: Path, change: dict[str, Any], message: str
 ) -> None:
     values = {"probe": {**PROBE["probe"], **change}}
-    with pytest.raises(RenderError, match=message):
+    with pytest.raises(RenderError, match=re.escape(message)):
         render(overlay(tmp_path, values))
 
 
