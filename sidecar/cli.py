@@ -36,6 +36,7 @@ __all__ = ["main"]
 log = logging.getLogger("sidecar")
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+RED_TEAM_FORMATS = ("garak", "promptfoo")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -219,9 +220,10 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("file", help="JSONL events, or - for standard input")
     replay.add_argument(
         "--format",
-        choices=FORMATS,
+        choices=[*FORMATS, *RED_TEAM_FORMATS],
         help="what the file holds (default: input.format, llm-sidecar-v1); otlp-json is one "
-        "request per line, otlp-proto length-prefixed requests (kcat -f '%%R%%s')",
+        "request per line, otlp-proto length-prefixed requests (kcat -f '%%R%%s'); garak a "
+        "garak report (JSONL), promptfoo a promptfoo results file: their attacks as probes",
     )
     replay.add_argument(
         "--out", type=Path, action=_Once, help="write one verdict per event here (JSONL)"
@@ -416,6 +418,8 @@ def _dispatch(args: argparse.Namespace) -> int:
             windows = settings.windows.model_copy(update={"intervals": args.intervals})
             settings = settings.model_copy(update={"windows": windows})
         _setup_logging(settings, args.log_level or "WARNING")
+        if args.format in RED_TEAM_FORMATS:
+            return _replay_red_team(settings, args)
         return replay(
             settings,
             args.file,
@@ -485,6 +489,36 @@ def _dispatch(args: argparse.Namespace) -> int:
             )
         )
     raise ConfigError(f"unknown command {cmd}")  # argparse prevents this
+
+
+def _replay_red_team(settings: Settings, args: argparse.Namespace) -> int:
+    """``replay --format garak|promptfoo``: the tool's attempts as events, then replay."""
+    import tempfile
+
+    import orjson
+
+    from .formats.redteam import from_garak, from_promptfoo
+    from .replay import replay
+
+    try:
+        raw = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {args.file}: {exc.strerror}") from None
+    if args.format == "garak":
+        events, skipped = from_garak(raw.splitlines())
+    else:
+        try:
+            events, skipped = from_promptfoo(raw)
+        except ValueError as exc:
+            raise ConfigError(f"{args.file} is not a promptfoo results file: {exc}") from None
+    for reason, n in sorted(skipped.items()):
+        print(f"{args.format}: {n} record(s) left out: {reason}", file=sys.stderr)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "events.jsonl"
+        path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in events))
+        return replay(
+            settings, str(path), out=args.out, judge=args.judge, report=args.report, fmt=None
+        )
 
 
 def _check_rules(settings: Settings) -> None:
