@@ -486,6 +486,7 @@ def _dispatch(args: argparse.Namespace) -> int:
                 once=args.once,
                 partitions=args.partitions,
                 fmt=args.format,
+                probe=settings.probe.enabled,
             )
         )
     raise ConfigError(f"unknown command {cmd}")  # argparse prevents this
