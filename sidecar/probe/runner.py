@@ -23,6 +23,7 @@ import logging
 import secrets
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -257,8 +258,8 @@ class Prober:
         self.failed = 0
         self.skipped = 0
         self.requests = 0
-        self.request_times: list[float] = []
-        """When each request was made (clock time), for the summary and the budget tests."""
+        self.request_times: deque[float] = deque(maxlen=100_000)
+        """When the last requests were made (clock time), for the budget's tests and bench."""
 
     def plan(self) -> list[str]:
         """What a run would do, without a connection (``--dry-run``)."""
