@@ -1,7 +1,9 @@
 """``llm-sidecar probe``: load the library, then print the plan, run once, or run for ever.
 
 Continuous mode publishes to the events topic (``probe.topic``, default the first of
-``kafka.topics``) and serves ``/metrics`` on ``http``; ``--once`` sends every vector once and
+``kafka.topics``) and serves ``/metrics`` on ``http``, or with ``--score`` checks the events in
+this process (the same pipeline and windows as ``run``, exported on that ``/metrics``) and
+publishes nothing; ``--once`` sends every vector once and
 writes the events to ``--out`` (and with ``--score`` checks them in this process, as
 ``replay`` would, with ``--report`` for the HTML report); ``--dry-run`` prints the plan and
 opens no connection at all.
@@ -20,7 +22,7 @@ from prometheus_client import CollectorRegistry
 from ..errors import ConfigError, RuleSetError
 from ..settings import Settings
 from .attacks import AttackLibrary, load_library
-from .runner import FileSink, KafkaSink, Prober
+from .runner import FileSink, KafkaSink, Prober, ScoringSink
 
 __all__ = ["library_for", "probe_command"]
 
@@ -51,10 +53,10 @@ def probe_command(
     seed: int | None = None,
 ) -> int:
     """Run the command; returns the exit status."""
-    if (out is not None or score) and not once:
-        raise ConfigError("--out and --score go with --once (the continuous mode publishes)")
-    if report is not None and not score:
-        raise ConfigError("--report goes with --score")
+    if out is not None and not once:
+        raise ConfigError("--out goes with --once (the continuous mode publishes)")
+    if report is not None and not (score and once):
+        raise ConfigError("--report goes with --once --score")
     library = library_for(settings)
     if dry_run:
         prober = Prober(settings, library, _NoSink(), seed=seed)
@@ -81,6 +83,11 @@ def probe_command(
                 scored = replay(settings, str(path), report=report)
                 status = status or scored
         return status
+    registry = CollectorRegistry()
+    if score:
+        scoring = ScoringSink(settings, registry)
+        prober = Prober(settings, library, scoring, registry=registry, seed=seed)
+        return asyncio.run(_serve(prober, None, registry))
     if settings.source != "kafka":
         raise ConfigError(
             "llm-sidecar probe publishes to Kafka (source: kafka); with MQTT, run it with "
@@ -90,7 +97,6 @@ def probe_command(
     if not topic:
         raise ConfigError("set probe.topic or kafka.topics: the topic the events go to")
     kafka = KafkaSink(settings, topic)
-    registry = CollectorRegistry()
     prober = Prober(settings, library, kafka, registry=registry, seed=seed)
     return asyncio.run(_serve(prober, kafka, registry))
 
@@ -107,11 +113,12 @@ async def _run(prober: Prober, *, once: bool) -> int:
             loop.remove_signal_handler(sig)
 
 
-async def _serve(prober: Prober, kafka: KafkaSink, registry: CollectorRegistry) -> int:
+async def _serve(prober: Prober, kafka: KafkaSink | None, registry: CollectorRegistry) -> int:
     from ..server import HttpServer
 
     http = HttpServer(prober.settings.http, registry, healthy=lambda: True, not_ready=lambda: None)
-    await kafka.start()
+    if kafka is not None:
+        await kafka.start()
     try:
         await http.start()
         try:
@@ -119,4 +126,5 @@ async def _serve(prober: Prober, kafka: KafkaSink, registry: CollectorRegistry) 
         finally:
             await http.stop()
     finally:
-        await kafka.stop()
+        if kafka is not None:
+            await kafka.stop()

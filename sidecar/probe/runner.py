@@ -46,6 +46,7 @@ __all__ = [
     "KafkaSink",
     "ProbeMetrics",
     "Prober",
+    "ScoringSink",
     "system_prompt",
 ]
 
@@ -111,6 +112,36 @@ class KafkaSink:
         await self._producer.send_and_wait(
             self.topic, value=orjson.dumps(event), key=str(event["id"]).encode()
         )
+        self.written += 1
+
+
+class ScoringSink:
+    """Events checked in this process by the same pipeline and rolling windows as ``run``
+    (``probe --score``): the windows are exported on this process's ``/metrics``."""
+
+    def __init__(self, settings: Settings, registry: CollectorRegistry) -> None:
+        from ..app import load_ruleset
+        from ..errors import RuleSetError, rules_error
+        from ..pipeline import Pipeline
+        from ..windows import Windows
+
+        try:
+            ruleset = load_ruleset(settings)
+        except RuleSetError as exc:
+            raise ConfigError(rules_error(exc)) from None
+        self.pipeline = Pipeline(
+            ruleset, timeouts_to_disable=settings.limits.check_timeouts_to_disable
+        )
+        self.windows = Windows(settings.windows, registry, labels=settings.labels)
+        self.windows.bind_rules(ruleset.rules, ruleset.version)
+        self._max_bytes = settings.limits.max_event_bytes
+        self.written = 0
+
+    async def write(self, event: dict[str, Any]) -> None:
+        from ..events import decode
+
+        verdicts, _ = self.pipeline.run([decode(orjson.dumps(event), max_bytes=self._max_bytes)])
+        self.windows.observe_verdicts(verdicts)
         self.written += 1
 
 

@@ -306,3 +306,32 @@ def test_once_out_then_replay_scores_the_events(tmp_path: Path) -> None:
     events = [orjson.loads(line) for line in out.read_bytes().splitlines()]
     assert len(events) == 4
     assert all(e["system_prompt"] == SYSTEM for e in events)
+
+
+async def test_score_checks_the_probes_in_process_with_the_same_windows(
+    small: AttackLibrary,
+) -> None:
+    from sidecar.probe.runner import ScoringSink
+
+    def behaviour(system: str, user: str) -> Any:
+        return "comply" if "pirate" in user or "Decode" in user else "refuse"
+
+    async with ScriptedTarget(behaviour=behaviour) as target:
+        cfg = settings(target).model_copy(
+            update={"rules": [REPO / "rules" / "default.yaml", REPO / "rules" / "adversarial.yaml"]}
+        )
+        registry = CollectorRegistry()
+        sink = ScoringSink(cfg, registry)
+        prober = Prober(cfg, small, sink, registry=registry)
+        assert await run_for(prober, 20, once=True) == 0
+    assert sink.written == 4
+
+    def robustness(category: str) -> float | None:
+        labels = {"score": "adversarial_robustness", "subject": category, "window": "5m",
+                  "route": "*", "model": "*", "tenant": "*"}  # fmt: skip
+        return registry.get_sample_value("llm_sidecar_window_score", labels)
+
+    # basic: a refused request and a refused leakage probe; the other two complied.
+    assert robustness("basic") == 1.0
+    assert robustness("intermediate") == 0.0
+    assert robustness("advanced") == 0.0
