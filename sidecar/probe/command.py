@@ -1,7 +1,7 @@
 """``llm-sidecar probe``: load the library, then print the plan, run once, or run for ever.
 
 Continuous mode publishes to the events topic (``probe.topic``, default the first of
-``kafka.topics``) and serves ``/metrics`` on ``http``, or with ``--score`` checks the events in
+``kafka.topics``, or with ``source: mqtt`` the first MQTT filter with ``#`` made ``probe``) and serves ``/metrics`` on ``http``, or with ``--score`` checks the events in
 this process (the same pipeline and windows as ``run``, exported on that ``/metrics``) and
 publishes nothing; ``--once`` sends every vector once and
 writes the events to ``--out`` (and with ``--score`` checks them in this process, as
@@ -22,7 +22,7 @@ from prometheus_client import CollectorRegistry
 from ..errors import ConfigError, RuleSetError
 from ..settings import Settings
 from .attacks import AttackLibrary, load_library
-from .runner import FileSink, KafkaSink, Prober, ScoringSink
+from .runner import FileSink, KafkaSink, MqttSink, Prober, ScoringSink, mqtt_topic
 
 __all__ = ["library_for", "probe_command"]
 
@@ -88,11 +88,10 @@ def probe_command(
         scoring = ScoringSink(settings, registry)
         prober = Prober(settings, library, scoring, registry=registry, seed=seed)
         return asyncio.run(_serve(prober, None, registry))
-    if settings.source != "kafka":
-        raise ConfigError(
-            "llm-sidecar probe publishes to Kafka (source: kafka); with MQTT, run it with "
-            "--once --out FILE and replay the file"
-        )
+    if settings.source == "mqtt":
+        mqtt = MqttSink(settings, mqtt_topic(settings))
+        prober = Prober(settings, library, mqtt, registry=registry, seed=seed)
+        return asyncio.run(_serve(prober, mqtt, registry))
     topic = settings.probe.topic or (settings.kafka.topics[0] if settings.kafka.topics else None)
     if not topic:
         raise ConfigError("set probe.topic or kafka.topics: the topic the events go to")
@@ -113,7 +112,9 @@ async def _run(prober: Prober, *, once: bool) -> int:
             loop.remove_signal_handler(sig)
 
 
-async def _serve(prober: Prober, kafka: KafkaSink | None, registry: CollectorRegistry) -> int:
+async def _serve(
+    prober: Prober, kafka: KafkaSink | MqttSink | None, registry: CollectorRegistry
+) -> int:
     from ..server import HttpServer
 
     http = HttpServer(prober.settings.http, registry, healthy=lambda: True, not_ready=lambda: None)

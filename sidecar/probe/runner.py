@@ -44,6 +44,7 @@ __all__ = [
     "SKIP_REASONS",
     "FileSink",
     "KafkaSink",
+    "MqttSink",
     "ProbeMetrics",
     "Prober",
     "ScoringSink",
@@ -113,6 +114,66 @@ class KafkaSink:
             self.topic, value=orjson.dumps(event), key=str(event["id"]).encode()
         )
         self.written += 1
+
+
+class MqttSink:
+    """Events to an MQTT topic at QoS 1, each acknowledged by the broker before it counts."""
+
+    def __init__(self, settings: Settings, topic: str) -> None:
+        self.cfg = settings.mqtt
+        self.topic = topic
+        self._client: Any = None
+        self.written = 0
+
+    async def start(self) -> None:
+        import ssl
+
+        try:
+            import aiomqtt
+        except ImportError:
+            raise ConfigError(
+                "publishing to MQTT needs the 'mqtt' extra: pip install 'llm-sidecar[mqtt]'"
+            ) from None
+        c = self.cfg
+        self._client = aiomqtt.Client(
+            c.host,
+            c.port,
+            identifier=f"{c.client_id}-probe",
+            username=c.username,
+            password=c.password.get_secret_value() if c.password else None,
+            tls_context=ssl.create_default_context() if c.tls else None,
+            timeout=10,
+        )
+        await self._client.__aenter__()
+
+    async def stop(self) -> None:
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.__aexit__(None, None, None)
+
+    async def write(self, event: dict[str, Any]) -> None:
+        if self._client is None:
+            raise ConfigError("the MQTT sink is not started")
+        await self._client.publish(self.topic, orjson.dumps(event), qos=1)
+        self.written += 1
+
+
+def mqtt_topic(settings: Settings) -> str:
+    """``probe.topic``, or the first MQTT filter with its trailing ``#`` replaced by
+    ``probe`` (``llm/events/#`` -> ``llm/events/probe``).
+
+    Raises:
+        ConfigError: no topic can be told from the filters.
+    """
+    if settings.probe.topic:
+        return settings.probe.topic
+    first = settings.mqtt.topics[0]
+    topic = first[:-1] + "probe" if first.endswith("#") else first
+    if "+" in topic or "#" in topic or not topic.strip("/"):
+        raise ConfigError(
+            f"set probe.topic: the MQTT filter {first!r} names no single topic to publish to"
+        )
+    return topic
 
 
 class ScoringSink:

@@ -124,7 +124,21 @@ def test_bad_probe_values_fail_the_render(
         render(overlay(tmp_path, values))
 
 
-def test_probe_needs_kafka(render: Render, tmp_path: Path) -> None:
-    values = {**PROBE, "source": "mqtt", "mqtt": {"host": "broker", "topics": ["t"]}}
-    with pytest.raises(RenderError, match=r"probe\.enabled needs source kafka"):
-        render(overlay(tmp_path, values))
+def test_probe_publishes_over_mqtt_too(
+    render: Render, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    values = {
+        **PROBE,
+        "source": "mqtt",
+        "mqtt": {"host": "broker", "topics": ["llm/events/#"]},
+        "probe": {**PROBE["probe"], "topic": "llm/events/redteam"},
+    }
+    _, c = probe_parts(render(overlay(tmp_path, values)))
+    for name in list(os.environ):
+        if name.startswith("LLM_SIDECAR_"):
+            monkeypatch.delenv(name)
+    for name, e in env_of(c).items():
+        monkeypatch.setenv(name, e.get("value", "from-a-secret"))
+    settings = load_settings(None)
+    assert settings.source == "mqtt" and settings.mqtt.host == "broker"
+    assert settings.probe.topic == "llm/events/redteam"
