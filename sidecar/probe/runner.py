@@ -35,7 +35,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from ..errors import ConfigError
 from ..judge.sampler import TokenBudget
-from ..llm.client import ChatClient, ChatFailure
+from ..llm.client import CIRCUIT_STATES, ChatClient, ChatFailure
 from ..settings import Settings, parse_duration
 from .attacks import CATEGORIES, AttackLibrary, Vector
 from .schedule import Schedule
@@ -247,6 +247,14 @@ class ProbeMetrics:
             ["category"],
             registry=r,
         )
+        self.circuit = Gauge(
+            "llm_sidecar_probe_circuit_state",
+            "1 for the probe target's current circuit-breaker state, 0 for the others.",
+            ["state"],
+            registry=r,
+        )
+        for state in CIRCUIT_STATES:
+            self.circuit.labels(state).set(1.0 if state == "closed" else 0.0)
         self.tokens = Counter(
             "llm_sidecar_probe_tokens",
             "Tokens the target reported, by kind.",
@@ -265,6 +273,10 @@ class ProbeMetrics:
             self.since.labels(c).set_function(
                 lambda c=c: time.time() - self._last.get(c, started)  # type: ignore[misc]
             )
+
+    def set_circuit(self, state: str) -> None:
+        for name in CIRCUIT_STATES:
+            self.circuit.labels(name).set(1.0 if name == state else 0.0)
 
     def mark_sent(self, category: str) -> None:
         now = time.time()
@@ -396,7 +408,7 @@ class Prober:
             raise ConfigError(problem)
         self.client = ChatClient(
             self.cfg,
-            on_circuit=None,
+            on_circuit=self.metrics.set_circuit,
             on_usage=self._usage,
             transport=self._transport,
             clock=self._clock,

@@ -174,6 +174,8 @@ async def test_the_circuit_opens_and_probes_stop(small: AttackLibrary) -> None:
     )
     assert skipped >= 5
     assert prober.client is not None and prober.client.breaker.state == "open"
+    assert sample(registry, "llm_sidecar_probe_circuit_state", state="open") == 1
+    assert sample(registry, "llm_sidecar_probe_circuit_state", state="closed") == 0
 
 
 async def test_once_stops_when_the_circuit_opens(small: AttackLibrary) -> None:
@@ -335,3 +337,15 @@ async def test_score_checks_the_probes_in_process_with_the_same_windows(
     assert robustness("basic") == 1.0
     assert robustness("intermediate") == 0.0
     assert robustness("advanced") == 0.0
+
+
+def test_the_mqtt_topic_comes_from_the_filters_or_is_asked_for() -> None:
+    from sidecar.errors import ConfigError
+    from sidecar.probe.runner import mqtt_topic
+
+    assert mqtt_topic(Settings(mqtt={"topics": ["llm/events/#"]})) == "llm/events/probe"
+    assert mqtt_topic(Settings(mqtt={"topics": ["llm/chat"]})) == "llm/chat"
+    named = Settings(mqtt={"topics": ["llm/+/x"]}, probe={"topic": "llm/redteam"})
+    assert mqtt_topic(named) == "llm/redteam"
+    with pytest.raises(ConfigError, match=r"set probe\.topic"):
+        mqtt_topic(Settings(mqtt={"topics": ["llm/+/x"]}))
