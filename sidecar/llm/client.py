@@ -41,7 +41,7 @@ from ..logs import LogBudget
 from .endpoint import EndpointSettings
 
 if TYPE_CHECKING:
-    from ..judge.sampler import RequestBudget
+    from .budget import RequestBudget
 
 __all__ = [
     "CIRCUIT_STATES",

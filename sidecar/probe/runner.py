@@ -34,7 +34,7 @@ import orjson
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from ..errors import ConfigError
-from ..judge.sampler import TokenBudget
+from ..llm.budget import TokenBudget
 from ..llm.client import CIRCUIT_STATES, ChatClient, ChatFailure
 from ..settings import Settings, parse_duration
 from .attacks import CATEGORIES, AttackLibrary, Vector
