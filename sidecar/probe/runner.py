@@ -33,7 +33,7 @@ import httpx
 import orjson
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
-from ..errors import ConfigError
+from ..errors import ConfigError, SourceError
 from ..llm.budget import TokenBudget
 from ..llm.client import CIRCUIT_STATES, ChatClient, ChatFailure
 from ..settings import Settings, parse_duration
@@ -93,23 +93,46 @@ class KafkaSink:
     """Events to the events topic, keyed by event id, each acknowledged before it counts."""
 
     def __init__(self, settings: Settings, topic: str) -> None:
-        from aiokafka import AIOKafkaProducer
-
-        from ..sources.kafka import client_options
-
+        self.settings = settings
         self.topic = topic
-        self._producer = AIOKafkaProducer(
-            **client_options(settings.kafka), acks="all", enable_idempotence=False, linger_ms=5
-        )
+        self._producer: Any = None
         self.written = 0
 
     async def start(self) -> None:
-        await self._producer.start()
+        """Connect (the producer needs the running loop).
+
+        Raises:
+            SourceError: the brokers cannot be reached.
+        """
+        from aiokafka import AIOKafkaProducer
+        from aiokafka.errors import KafkaError
+
+        from ..sources.kafka import client_options
+
+        producer = AIOKafkaProducer(
+            **client_options(self.settings.kafka),
+            acks="all",
+            enable_idempotence=False,
+            linger_ms=5,
+        )
+        try:
+            await producer.start()
+        except KafkaError as exc:
+            await producer.stop()
+            raise SourceError(
+                f"cannot publish probe events to Kafka at "
+                f"{self.settings.kafka.bootstrap_servers}: {exc}"
+            ) from None
+        self._producer = producer
 
     async def stop(self) -> None:
-        await self._producer.stop()
+        producer, self._producer = self._producer, None
+        if producer is not None:
+            await producer.stop()
 
     async def write(self, event: dict[str, Any]) -> None:
+        if self._producer is None:
+            raise SourceError("the Kafka sink is not started")
         await self._producer.send_and_wait(
             self.topic, value=orjson.dumps(event), key=str(event["id"]).encode()
         )

@@ -133,3 +133,49 @@ async def test_probe_events_through_kafka_drive_robustness_and_leakage(
     # Exact leakage: each leak carried its own canary, and exactly those leaks were caught.
     leaked = value(m, "llm_sidecar_rule_results_total", rule="adv-canary-not-leaked", result="fail")
     assert leaked == 2
+
+
+async def test_the_probe_command_publishes_serves_metrics_and_stops_on_sigterm(
+    broker: EmbeddedBroker, topic_factory: Any, tmp_path: Path
+) -> None:
+    import os
+    import signal
+    import sys
+
+    from sidecar.embedded import free_port
+    from tests.conftest import read_topic
+
+    topic = await topic_factory()
+    port = free_port()
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text(SYSTEM)
+    async with ScriptedTarget() as target:
+        env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("LLM_SIDECAR_")},
+            "LLM_SIDECAR_KAFKA__BOOTSTRAP_SERVERS": broker.bootstrap_servers,
+            "LLM_SIDECAR_KAFKA__TOPICS": f'["{topic}"]',
+            "LLM_SIDECAR_HTTP__HOST": "127.0.0.1",
+            "LLM_SIDECAR_HTTP__PORT": str(port),
+            "LLM_SIDECAR_PROBE__BASE_URL": target.base_url,
+            "LLM_SIDECAR_PROBE__SYSTEM_PROMPT_FILE": str(prompt),
+            "LLM_SIDECAR_PROBE__PROBES_PER_HOUR": "7200",
+        }
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "sidecar", "probe", cwd=REPO, env=env,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        try:
+            records = await read_topic(broker.bootstrap_servers, topic, expect=3, timeout=40)
+            assert len(records) >= 3
+            async with httpx.AsyncClient(timeout=5) as client:
+                text = (await client.get(f"http://127.0.0.1:{port}/metrics")).text
+            m = samples(text)
+            assert value(m, "llm_sidecar_probe_sent_total") >= 3
+            assert value(m, "llm_sidecar_probe_schedule_period_seconds", category="basic") == (
+                pytest.approx(3 * 0.5 * 1.2)
+            )
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            _, stderr = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 0, stderr.decode()
+    assert target.total >= 3
