@@ -465,6 +465,9 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         settings = load_settings(args.config)
         _setup_logging(settings, args.log_level or ("WARNING" if args.once else None))
+        # httpx logs every request at INFO: one line per probe says nothing the metrics don't.
+        level = logging.getLogger().getEffectiveLevel()
+        logging.getLogger("httpx").setLevel(max(level, logging.WARNING))
         return probe_command(
             settings,
             dry_run=args.dry_run,

@@ -438,6 +438,14 @@ class Prober:
             name="probe target",
             logger=log,
         )
+        log.info(
+            "probing %s (model %s) with %d vectors, %g per hour at most, run %s",
+            self.cfg.base_url,
+            self.cfg.model,
+            len(self.library.vectors),
+            self.cfg.probes_per_hour,
+            self.run_id,
+        )
         next_at = self._clock()
         try:
             while not stop.is_set():
