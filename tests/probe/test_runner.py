@@ -349,3 +349,52 @@ def test_the_mqtt_topic_comes_from_the_filters_or_is_asked_for() -> None:
     assert mqtt_topic(named) == "llm/redteam"
     with pytest.raises(ConfigError, match=r"set probe\.topic"):
         mqtt_topic(Settings(mqtt={"topics": ["llm/+/x"]}))
+
+
+async def test_score_without_once_serves_the_windows_on_its_own_metrics(tmp_path: Path) -> None:
+    import signal
+
+    import httpx
+
+    from sidecar.embedded import free_port
+
+    prompt = tmp_path / "system.txt"
+    prompt.write_text(SYSTEM)
+    port = free_port()
+    async with ScriptedTarget() as target:
+        env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("LLM_SIDECAR_")},
+            "LLM_SIDECAR_PROBE__BASE_URL": target.base_url,
+            "LLM_SIDECAR_PROBE__SYSTEM_PROMPT_FILE": str(prompt),
+            "LLM_SIDECAR_PROBE__PROBES_PER_HOUR": "36000",
+            "LLM_SIDECAR_HTTP__HOST": "127.0.0.1",
+            "LLM_SIDECAR_HTTP__PORT": str(port),
+            "LLM_SIDECAR_KAFKA__BOOTSTRAP_SERVERS": "127.0.0.1:9",  # never used
+        }
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "sidecar", "probe", "--score", cwd=REPO, env=env,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        want = 'llm_sidecar_window_score{model="*",route="*",score="adversarial_robustness",'
+        try:
+            text = ""
+            async with httpx.AsyncClient(timeout=5) as client:
+                for _ in range(150):
+                    await asyncio.sleep(0.2)
+                    try:
+                        text = (await client.get(f"http://127.0.0.1:{port}/metrics")).text
+                    except httpx.TransportError:
+                        continue
+                    lines = [line for line in text.splitlines() if line.startswith(want)]
+                    if len({line.split('subject="')[1].split('"')[0] for line in lines}) >= 3:
+                        break
+            lines = [line for line in text.splitlines() if line.startswith(want)]
+            # The scripted target refuses everything: robustness 1 in every category.
+            for category in ("basic", "intermediate", "advanced"):
+                assert any(
+                    f'subject="{category}",tenant="*",window="1m"}} 1.0' in line for line in lines
+                ), text[-2000:]
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            _, stderr = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 0, stderr.decode()
