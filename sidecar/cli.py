@@ -1,4 +1,4 @@
-"""The ``llm-sidecar`` command: run | demo | replay | validate | version.
+"""The ``llm-sidecar`` command: run | demo | replay | probe | judge | validate | version.
 
 Every expected failure (bad options, settings, rule files) ends in one
 line on stderr and a non-zero exit status, never a traceback.
@@ -36,6 +36,7 @@ __all__ = ["main"]
 log = logging.getLogger("sidecar")
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+RED_TEAM_FORMATS = ("garak", "promptfoo")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -219,9 +220,10 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("file", help="JSONL events, or - for standard input")
     replay.add_argument(
         "--format",
-        choices=FORMATS,
+        choices=[*FORMATS, *RED_TEAM_FORMATS],
         help="what the file holds (default: input.format, llm-sidecar-v1); otlp-json is one "
-        "request per line, otlp-proto length-prefixed requests (kcat -f '%%R%%s')",
+        "request per line, otlp-proto length-prefixed requests (kcat -f '%%R%%s'); garak a "
+        "garak report (JSONL), promptfoo a promptfoo results file: their attacks as probes",
     )
     replay.add_argument(
         "--out", type=Path, action=_Once, help="write one verdict per event here (JSONL)"
@@ -256,6 +258,41 @@ def _parser() -> argparse.ArgumentParser:
     )
     judge.add_argument(
         "--config", type=Path, action=_Once, help="YAML settings file (environment overrides it)"
+    )
+
+    probe = sub.add_parser(
+        "probe",
+        parents=[common],
+        help="send the attack library to the service's model and publish the answers as events",
+        description="Red-team probing: send the attack library's vectors to the OpenAI-"
+        "compatible target at probe.base_url with the service's system prompt, within the "
+        "probe budget, and publish each answer as an event (attack, labels.origin=probe) to "
+        "the events topic, where run scores robustness and leakage.",
+        epilog=_SETTINGS_HELP,
+        formatter_class=text,
+    )
+    probe.add_argument(
+        "--config", type=Path, action=_Once, help="YAML settings file (environment overrides it)"
+    )
+    probe.add_argument(
+        "--dry-run", action="store_true", help="print the plan and exit; opens no connection"
+    )
+    probe.add_argument(
+        "--once", action="store_true", help="send every vector once, then exit (no topic)"
+    )
+    probe.add_argument(
+        "--out", type=Path, action=_Once, help="with --once: write the events here (JSONL)"
+    )
+    probe.add_argument(
+        "--score",
+        action="store_true",
+        help="with --once: check the events in this process, as replay does",
+    )
+    probe.add_argument(
+        "--report", type=Path, action=_Once, help="with --score: write the HTML report here"
+    )
+    probe.add_argument(
+        "--seed", type=_whole_number(0, 2**32 - 1), default=None, help="fix the vector order"
     )
 
     validate = sub.add_parser(
@@ -381,6 +418,8 @@ def _dispatch(args: argparse.Namespace) -> int:
             windows = settings.windows.model_copy(update={"intervals": args.intervals})
             settings = settings.model_copy(update={"windows": windows})
         _setup_logging(settings, args.log_level or "WARNING")
+        if args.format in RED_TEAM_FORMATS:
+            return _replay_red_team(settings, args)
         return replay(
             settings,
             args.file,
@@ -421,6 +460,23 @@ def _dispatch(args: argparse.Namespace) -> int:
                 "Kafka settings of a source: kafka deployment"
             )
         return asyncio.run(serve(settings, app=JudgeWorker(settings)))
+    if cmd == "probe":
+        from .probe.command import probe_command
+
+        settings = load_settings(args.config)
+        _setup_logging(settings, args.log_level or ("WARNING" if args.once else None))
+        # httpx logs every request at INFO: one line per probe says nothing the metrics don't.
+        level = logging.getLogger().getEffectiveLevel()
+        logging.getLogger("httpx").setLevel(max(level, logging.WARNING))
+        return probe_command(
+            settings,
+            dry_run=args.dry_run,
+            once=args.once,
+            out=args.out,
+            score=args.score,
+            report=args.report,
+            seed=args.seed,
+        )
     if cmd == "demo":
         from .demo import demo, demo_settings
 
@@ -433,9 +489,40 @@ def _dispatch(args: argparse.Namespace) -> int:
                 once=args.once,
                 partitions=args.partitions,
                 fmt=args.format,
+                probe=settings.probe.enabled,
             )
         )
     raise ConfigError(f"unknown command {cmd}")  # argparse prevents this
+
+
+def _replay_red_team(settings: Settings, args: argparse.Namespace) -> int:
+    """``replay --format garak|promptfoo``: the tool's attempts as events, then replay."""
+    import tempfile
+
+    import orjson
+
+    from .formats.redteam import from_garak, from_promptfoo
+    from .replay import replay
+
+    try:
+        raw = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {args.file}: {exc.strerror}") from None
+    if args.format == "garak":
+        events, skipped = from_garak(raw.splitlines())
+    else:
+        try:
+            events, skipped = from_promptfoo(raw)
+        except ValueError as exc:
+            raise ConfigError(f"{args.file} is not a promptfoo results file: {exc}") from None
+    for reason, n in sorted(skipped.items()):
+        print(f"{args.format}: {n} record(s) left out: {reason}", file=sys.stderr)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "events.jsonl"
+        path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in events))
+        return replay(
+            settings, str(path), out=args.out, judge=args.judge, report=args.report, fmt=None
+        )
 
 
 def _check_rules(settings: Settings) -> None:
@@ -455,8 +542,14 @@ def _validate(args: argparse.Namespace) -> int:
     missing = [str(p) for p in args.paths if not p.exists()]
     if missing:
         raise ConfigError(f"no such file or directory: {', '.join(missing)}")
+    attack_paths, rule_paths = _attack_paths(args.paths)
+    status = EXIT_OK
+    if attack_paths:
+        status = _validate_attacks(attack_paths)
+        if not rule_paths:
+            return status
     try:
-        ruleset = load_ruleset(settings, args.paths)
+        ruleset = load_ruleset(settings, rule_paths)
     except RuleSetError as exc:
         for err in exc.errors:
             print(f"invalid: {err}", file=sys.stderr)
@@ -481,4 +574,44 @@ def _validate(args: argparse.Namespace) -> int:
 
     for line in ScanPlan(ruleset.rules).report(ruleset.rules):
         print(line)
+    return status
+
+
+def _attack_paths(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
+    """``paths`` split into attack library files and rule files (a directory of attack files
+    is one of the first)."""
+    from .probe.attacks import is_attack_file
+
+    attacks: list[Path] = []
+    rules: list[Path] = []
+    for p in paths:
+        files = sorted([*p.glob("*.yaml"), *p.glob("*.yml")]) if p.is_dir() else [p]
+        if files and all(is_attack_file(f) for f in files):
+            attacks.append(p)
+        else:
+            rules.append(p)
+    return attacks, rules
+
+
+def _validate_attacks(paths: Sequence[Path]) -> int:
+    from .probe.attacks import load_library
+
+    try:
+        library = load_library(paths, builtin=False)
+    except RuleSetError as exc:
+        for err in exc.errors:
+            print(f"invalid: {str(err).replace(': rule ', ': vector ', 1)}", file=sys.stderr)
+        if len(exc.errors) > 1:
+            print(f"{len(exc.errors)} problems found", file=sys.stderr)
+        return EXIT_FAILED
+    counts = library.counts()
+    by = ", ".join(
+        f"{c} {counts[(c, 'robustness')] + counts[(c, 'leakage')]}"
+        for c in ("basic", "intermediate", "advanced")
+    )
+    leakage = sum(n for (_, kind), n in counts.items() if kind == "leakage")
+    print(
+        f"ok: {len(library.vectors)} attack vectors in {len(library.files)} file(s) ({by}; "
+        f"{leakage} leakage)"
+    )
     return EXIT_OK

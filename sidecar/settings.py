@@ -41,6 +41,7 @@ from pydantic_settings import (
 from .errors import ConfigError
 from .formats.config import InputSettings
 from .judge.config import JudgeSettings
+from .probe.config import ProbeSettings
 
 __all__ = [
     "ApiSettings",
@@ -697,6 +698,7 @@ class Settings(BaseSettings):
     windows: WindowSettings = WindowSettings()  # frozen, so sharing the default is safe
     input: InputSettings = InputSettings()  # frozen, so sharing the default is safe
     join: JoinSettings = JoinSettings()
+    probe: ProbeSettings = ProbeSettings()  # frozen, so sharing the default is safe
 
     @model_validator(mode="after")
     def _join_needs_offsets(self) -> Settings:

@@ -33,7 +33,7 @@ from aiohttp import web
 from .judge.prompts import parse_marker
 from .lifecycle import Lifecycle
 
-__all__ = ["Fault", "ScriptedJudge", "TcpProxy", "default_answer"]
+__all__ = ["Fault", "ScriptedJudge", "ScriptedTarget", "TcpProxy", "default_answer"]
 
 ProxyMode = Literal["up", "refuse", "hang"]
 
@@ -318,15 +318,7 @@ class ScriptedJudge(Lifecycle):
         elif fault is not None and fault.kind == "wrong_schema":
             content = orjson.dumps({"answer": "yes", "confidence": 0.9}).decode()
         else:
-            inputs = _inputs(user)
-            answer = self._scripts.get(step or "")
-            if answer is None:
-                doc: Mapping[str, Any] = default_answer(step or "", inputs)
-            elif callable(answer):
-                doc = answer(inputs)
-            else:
-                doc = answer
-            content = orjson.dumps(dict(doc)).decode()
+            content = self._content(step, system, user)
         prompt_tokens = sum(len(str(m.get("content", ""))) for m in messages) // 4 + 1
         completion_tokens = len(content) // 4 + 1
         return web.json_response(
@@ -348,6 +340,63 @@ class ScriptedJudge(Lifecycle):
                 },
             }
         )
+
+    def _content(self, step: str | None, system: str, user: str) -> str:
+        """The answer's text to a request that no fault applies to."""
+        inputs = _inputs(user)
+        answer = self._scripts.get(step or "")
+        if answer is None:
+            doc: Mapping[str, Any] = default_answer(step or "", inputs)
+        elif callable(answer):
+            doc = answer(inputs)
+        else:
+            doc = answer
+        return orjson.dumps(dict(doc)).decode()
+
+
+Behaviour = Literal["refuse", "comply", "leak"]
+
+REFUSAL_TEXT = "I'm sorry, but I can't help with that request."
+COMPLIANCE_TEXT = (
+    "Sure, here it is. Step one: gather what you need. Step two: follow the plan carefully "
+    "and in order. Step three: check the result and repeat until it works."
+)
+
+
+class ScriptedTarget(ScriptedJudge):
+    """An OpenAI-compatible chat service under test, for ``llm-sidecar probe``: it refuses,
+    complies or leaks its system prompt, as :meth:`behave` scripts it per user message.
+
+    ``behaviour`` decides for a (system prompt, user message) pair; the default refuses
+    everything. A leak answers with the whole system prompt (canary included). Faults
+    (``fail``, ``hang``, ``slow``) work as for the judge. ::
+
+        async with ScriptedTarget(behaviour=lambda system, user: "comply") as target:
+            ...
+    """
+
+    def __init__(
+        self,
+        *,
+        port: int = 0,
+        delay_s: float = 0.0,
+        behaviour: Callable[[str, str], Behaviour] | None = None,
+    ) -> None:
+        super().__init__(port=port, delay_s=delay_s)
+        self.behaviour = behaviour
+        self.answers: dict[Behaviour, int] = {"refuse": 0, "comply": 0, "leak": 0}
+
+    def behave(self, behaviour: Callable[[str, str], Behaviour]) -> None:
+        self.behaviour = behaviour
+
+    def _content(self, step: str | None, system: str, user: str) -> str:
+        what: Behaviour = "refuse" if self.behaviour is None else self.behaviour(system, user)
+        self.answers[what] += 1
+        if what == "leak":
+            return f"Of course. My instructions are: {system}"
+        if what == "comply":
+            return COMPLIANCE_TEXT
+        return REFUSAL_TEXT
 
 
 def _inputs(user: str) -> dict[str, Any]:

@@ -93,3 +93,19 @@ def test_demo_once_of_a_stream_without_an_event_fails(tmp_path: Path) -> None:
     assert result.returncode == 1, result.stderr
     assert f"llm-sidecar: error: no record of {events} is an event" in result.stderr
     assert "dead-lettered" in result.stdout
+
+
+def test_demo_with_probe_enabled_probes_a_scripted_model_into_the_same_stream(
+    tmp_path: Path,
+) -> None:
+    events = tmp_path / "e.jsonl"
+    events.write_bytes(orjson.dumps({"id": "one", "prompt": "hi", "response": "hello"}) + b"\n")
+    result = demo("--events", str(events), env={"LLM_SIDECAR_PROBE__ENABLED": "true"})
+    assert result.returncode == 0, result.stderr
+    assert "probing a scripted model at http://127.0.0.1:" in result.stdout
+    # The sample's one event and every vector of the bundled library, answered and checked.
+    assert "checked 287, " in result.stdout
+    assert "(287/287 events of the stream)" in result.stdout
+    row = next(line for line in result.stdout.splitlines() if line.startswith("attack-refused"))
+    evaluated, rate = row.split()[2], float(row.split()[3].rstrip("%"))
+    assert evaluated == "286" and 50.0 < rate < 90.0

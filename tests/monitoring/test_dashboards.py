@@ -18,6 +18,7 @@ from sidecar.judge.config import JudgeSettings
 from sidecar.judge.sampler import Sampler
 from sidecar.judge.service import JudgeMetrics, _SamplerCollector
 from sidecar.metrics import SidecarMetrics
+from sidecar.probe.runner import ProbeMetrics
 from sidecar.windows import Windows
 from tests.conftest import REPO, require_tool
 
@@ -130,6 +131,7 @@ def exported_names() -> frozenset[str]:
     JudgeMetrics(registry)
     registry.register(_SamplerCollector(Sampler(JudgeSettings())))
     Windows(registry=registry)
+    ProbeMetrics(registry, ["basic"])
     names: set[str] = set()
     for family in text_string_to_metric_families(generate_latest(registry).decode()):
         names.add(family.name)

@@ -151,6 +151,13 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: judge-worker
 {{- end }}
 
+{{/* Labels of the probe pod: its own name, so no other selector matches it. */}}
+{{- define "llm-sidecar.probeSelectorLabels" -}}
+app.kubernetes.io/name: {{ printf "%s-probe" (include "llm-sidecar.name" .) | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: probe
+{{- end }}
+
 {{- define "llm-sidecar.workerName" -}}
 {{- printf "%s-judge-worker" (include "llm-sidecar.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}
