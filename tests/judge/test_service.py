@@ -54,12 +54,14 @@ def test_applicable_metrics_follow_the_event_fields() -> None:
     planted = applicable(Event(id="f", **RAG, counterfactual_answers=["Lyon"]), every)
     assert {"rgb_error_detection", "rgb_error_correction"} <= set(planted)
     chat = applicable(Event(id="b", prompt="hi", response="hello"), every)
-    assert set(chat) == {"answer_relevance", "bias", "toxicity", "refusal"}
+    # attack_attempt on every prompt, flagged or not: the detector's precision and recall on
+    # live traffic come from the judged sample of both.
+    assert set(chat) == {"answer_relevance", "bias", "toxicity", "refusal", "attack_attempt"}
     summary = applicable(
         Event(id="c", prompt="long text", response="short", task="summarization"), every
     )
     assert set(summary) == {"summary_coherence", "bias", "toxicity"}
-    assert applicable(Event(id="d", prompt="only a prompt"), every) == ()
+    assert applicable(Event(id="d", prompt="only a prompt"), every) == ("attack_attempt",)
     assert applicable(Event(id="e", response="x", contexts=["", ""]), ["faithfulness"]) == ()
 
 
