@@ -578,13 +578,13 @@ def test_bad_input_is_one_line_and_the_documented_exit_code(
     assert message.format(**bad_files) in lines[0]
 
 
-# -- the README says what the CLI and the settings do ------------------------------------
+# -- the docs say what the CLI and the settings do --------------------------------------
 
 
-def test_readme_synopsis_lists_every_option_of_every_command() -> None:
+def test_docs_synopsis_lists_every_option_of_every_command() -> None:
     from sidecar.cli import _parser
 
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / "docs" / "cli.md").read_text()
     commands = next(
         a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction)
     ).choices
@@ -606,10 +606,10 @@ def test_readme_synopsis_lists_every_option_of_every_command() -> None:
 
 
 def _readme_defaults() -> dict[str, str]:
-    """``key -> default`` from the README's settings tables (rows listing several keys too)."""
+    """``key -> default`` from docs/configuration.md's tables (rows listing several keys too)."""
     out = {}
     row = re.compile(r"^\| ((?:`[a-z_.]+`(?:, )?)+) \| ([^|]*) \|")
-    for line in (REPO / "README.md").read_text().splitlines():
+    for line in (REPO / "docs" / "configuration.md").read_text().splitlines():
         m = row.match(line)
         if not m:
             continue
@@ -654,7 +654,7 @@ def _shown(value: object) -> str:
         ),
     ],
 )
-def test_readme_lists_the_default_of(key: str) -> None:
+def test_configuration_doc_lists_the_default_of(key: str) -> None:
     from sidecar.settings import Settings
 
     section, name = key.split(".")
