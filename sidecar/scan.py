@@ -14,7 +14,7 @@ semantics and are only ever applied to ASCII texts; a non-ASCII text takes the p
 (the check's own ``__call__``), as does every text when the engine is not installed.
 
 Engine: RE2's set matching (``google-re2``), linear-time by construction; measured against
-Hyperscan in the README. User regexes reach the set through :func:`translate`, which rewrites
+Hyperscan in docs/performance.md. User regexes reach the set through :func:`translate`, which rewrites
 a pattern into an RE2 prefilter (look-arounds and back-references widened to "anything"); a
 pattern it cannot rewrite stays with the ``regex`` module and its timeout, and ``validate``
 says so.

@@ -95,3 +95,16 @@ def test_the_image_and_ci_install_with_the_constraints() -> None:
     assert re.search(r"^RUN pip wheel [^\n]*-c constraints\.txt", dockerfile, flags=re.M)
     assert "!constraints.txt" in (REPO / ".dockerignore").read_text(encoding="utf-8")
     assert "-c constraints.txt" in (REPO / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_links_between_the_docs_pages_resolve() -> None:
+    """A page moved or renamed leaves no dead relative link in docs/ (external links and the
+    README, which also links pages other changes add, are not checked here)."""
+    dead = []
+    for page in sorted((REPO / "docs").glob("*.md")):
+        for target in re.findall(r"\]\(([^)\s#]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
+            if "://" in target or target.startswith("mailto:"):
+                continue
+            if not (page.parent / target).exists():
+                dead.append(f"{page.name}: {target}")
+    assert dead == []
