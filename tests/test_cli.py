@@ -760,6 +760,23 @@ def test_a_closed_stdout_is_not_a_traceback() -> None:
     assert proc.stderr == ""
 
 
+def _in_mask(pid: int, mask: str, signum: int) -> bool:
+    """Whether ``signum`` is in process ``pid``'s ``SigIgn`` (ignored) or ``SigCgt`` (caught)
+    mask now (Linux: /proc/PID/status)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    bits = next((line.split()[1] for line in status.splitlines() if line.startswith(mask)), "0")
+    return bool(int(bits, 16) >> (signum - 1) & 1)
+
+
+def _wait_for_mask(pid: int, mask: str, signum: int) -> None:
+    deadline = time.monotonic() + 30
+    while not _in_mask(pid, mask, signum) and time.monotonic() < deadline:
+        time.sleep(0.001)
+
+
 def test_a_sighup_during_start_does_not_end_run() -> None:
     """SIGHUP (reload) in the first half second, before the handler was in place, ended the
     process with status 129 and no line."""
@@ -776,10 +793,14 @@ def test_a_sighup_during_start_does_not_end_run() -> None:
         text=True,
     ) as proc:
         try:
-            time.sleep(0.15)  # interpreter up, imports under way
+            # Imports under way: the command ignores SIGHUP until run's handler is in place.
+            # Waiting for that, rather than a fixed time, keeps a loaded machine from
+            # signalling an interpreter that has not started yet (which no code can help).
+            _wait_for_mask(proc.pid, "SigIgn:", signal.SIGHUP)
             proc.send_signal(signal.SIGHUP)
             time.sleep(2.0)
             assert proc.poll() is None, proc.communicate()[1]
+            _wait_for_mask(proc.pid, "SigCgt:", signal.SIGTERM)  # run is up: it drains
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(timeout=30) == 0
         finally:

@@ -1,11 +1,11 @@
-"""docs/configuration.md documents every field of the settings model, nested ones included,
-and nothing that is not one, with the defaults the model has."""
+"""The reference pages list what exists: docs/configuration.md every field of the settings
+model (nested ones included, with the defaults the model has) and docs/rules.md every check,
+and neither names anything that does not exist."""
 
 from __future__ import annotations
 
 import re
 import sys
-import types
 import typing
 from pathlib import Path
 from typing import Any
@@ -86,7 +86,7 @@ def test_the_documented_scalar_defaults_are_the_models() -> None:
     doc = documented()
     wrong = {}
     for key, default in fields().items():
-        if isinstance(default, (bool, int, float, str)) and not isinstance(default, types.NoneType):
+        if isinstance(default, (bool, int, float, str)):
             if doc[key] != shown(default) and not (default == "" and doc[key] == '""'):
                 wrong[key] = (doc[key], shown(default))
         elif default is None and doc[key] not in ("null", "none", ""):
@@ -110,3 +110,17 @@ def test_the_check_finds_a_missing_and_an_extra_key(tmp_path: Path, monkeypatch:
         monkeypatch.setattr(sys.modules[__name__], "DOC", fake)
         with pytest.raises(AssertionError):
             test_every_setting_is_documented_and_every_documented_one_exists()
+
+
+def test_every_check_is_in_the_catalogue() -> None:
+    """docs/rules.md has a table row for every registered check, and no row for a check
+    that does not exist."""
+    import sidecar.checks
+
+    text = (REPO / "docs" / "rules.md").read_text(encoding="utf-8")
+    catalogue = text.split("## Checks", 1)[1]
+    rows = set()
+    for line in catalogue.splitlines():
+        if line.startswith("| `"):
+            rows.update(re.findall(r"`([a-z_]+)`", line.split(" | ", 1)[0]))
+    assert rows == set(sidecar.checks.registered())

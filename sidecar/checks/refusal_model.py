@@ -35,6 +35,7 @@ import json
 import logging
 import math
 import re
+import sys
 import threading
 from bisect import bisect_right
 from collections.abc import Sequence
@@ -297,14 +298,15 @@ def native_state() -> Literal["built", "missing", "stale"]:
     the module it built until it is installed again: after the file changes, that module is
     old code (``stale``), so numpy scores instead and a warning says how to rebuild."""
     try:
-        from . import _refusal_native
+        from ._refusal_native import sums  # noqa: F401  (the module loads)
     except ImportError:
         return "missing"
+    native = sys.modules[f"{__package__}._refusal_native"]
     try:
         source = Path(__file__).with_name("_refusal_native.c").read_bytes()
     except OSError:
         return "built"
-    if getattr(_refusal_native, "SOURCE_SHA256", "") != hashlib.sha256(source).hexdigest():
+    if getattr(native, "SOURCE_SHA256", "") != hashlib.sha256(source).hexdigest():
         log.warning(
             "the refusal model's compiled scorer was built from another version of %s; "
             "scoring with numpy instead (pip install -e . rebuilds it)",

@@ -58,9 +58,7 @@ def test_sidecar_example_matches_the_chart(render: Render, tmp_path: Path) -> No
     ]
 
 
-def test_worked_values_file_settings_load(
-    render: Render, tmp_path: Path, monkeypatch: Any
-) -> None:
+def test_worked_values_file_settings_load(render: Render, tmp_path: Path, monkeypatch: Any) -> None:
     """The settings the worked values file gives the pods load as llm-sidecar reads them."""
     from sidecar.settings import load_settings
 

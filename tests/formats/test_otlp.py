@@ -723,9 +723,7 @@ def test_the_documented_settings_example_loads(tmp_path: Any) -> None:
 
     from sidecar.settings import load_settings
 
-    section = (Path(__file__).resolve().parents[2] / "docs" / "otlp.md").read_text(
-        encoding="utf-8"
-    )
+    section = (Path(__file__).resolve().parents[2] / "docs" / "otlp.md").read_text(encoding="utf-8")
     block = section.split("llm-sidecar's settings", 1)[1].split("```yaml\n", 1)[1]
     config = tmp_path / "settings.yaml"
     config.write_text(block.split("```", 1)[0], encoding="utf-8")
