@@ -115,5 +115,5 @@ def test_ci_creates_the_venv_before_installing_tools() -> None:
     assert lines[-1] in readme
     assert (
         lines[-1] == "python3 -m venv .venv && .venv/bin/pip install -c constraints.txt -e '.[dev]'"
-        " && .venv/bin/pytest"
+        " && .venv/bin/pytest -n 4"
     )
