@@ -123,4 +123,9 @@ def test_every_check_is_in_the_catalogue() -> None:
     for line in catalogue.splitlines():
         if line.startswith("| `"):
             rows.update(re.findall(r"`([a-z_]+)`", line.split(" | ", 1)[0]))
-    assert rows == set(sidecar.checks.registered())
+    shipped = {
+        name
+        for name, cls in sidecar.checks.registered().items()
+        if cls.__module__.startswith("sidecar.checks.")  # not the checks tests define
+    }
+    assert rows == shipped
