@@ -20,10 +20,11 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends gcc libc6-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-COPY pyproject.toml setup.py README.md ./
+COPY pyproject.toml setup.py README.md constraints.txt ./
 COPY sidecar ./sidecar
-# The mqtt and otlp extras, so one image serves both sources and every input format.
-RUN pip wheel --wheel-dir /wheels ".[mqtt,otlp]"
+# The mqtt and otlp extras, so one image serves both sources and every input format, at the
+# versions the tests passed with (constraints.txt).
+RUN pip wheel --wheel-dir /wheels -c constraints.txt ".[mqtt,otlp]"
 
 FROM ${PYTHON_IMAGE}
 ENV PYTHONDONTWRITEBYTECODE=1 \

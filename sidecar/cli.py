@@ -112,7 +112,7 @@ _SETTINGS_HELP = """\
 settings come from LLM_SIDECAR_* environment variables (nested with __, e.g.
 LLM_SIDECAR_KAFKA__BOOTSTRAP_SERVERS=kafka:9092; lists as a,b,c or JSON), which override the
 YAML file given with --config. A LLM_SIDECAR_* variable that names no setting is an error.
-See the README's configuration section for every key and its default.
+docs/configuration.md lists every key and its default.
 
 exit status: 0 ok, 1 runtime failure, 2 usage or configuration error, 130 interrupted"""
 

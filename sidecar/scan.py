@@ -14,7 +14,7 @@ semantics and are only ever applied to ASCII texts; a non-ASCII text takes the p
 (the check's own ``__call__``), as does every text when the engine is not installed.
 
 Engine: RE2's set matching (``google-re2``), linear-time by construction; measured against
-Hyperscan in the README. User regexes reach the set through :func:`translate`, which rewrites
+Hyperscan in docs/performance.md. User regexes reach the set through :func:`translate`, which rewrites
 a pattern into an RE2 prefilter (look-arounds and back-references widened to "anything"); a
 pattern it cannot rewrite stays with the ``regex`` module and its timeout, and ``validate``
 says so.
@@ -28,12 +28,9 @@ import re
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import regex
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .rules import CompiledRule
 
 _re2: Any
 try:  # the engine is optional: without it every rule takes its plain path
@@ -367,10 +364,28 @@ class _Member:
     size: int
 
 
+class _Declares(Protocol):
+    def scan_patterns(self) -> Sequence[ScanPattern]: ...
+
+
+class ScannedRule(Protocol):
+    """What the plan reads of a rule (a :class:`sidecar.rules.CompiledRule`), so that this
+    module needs nothing of the rules module, which builds on it."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def field(self) -> str: ...
+    @property
+    def max_chars(self) -> int: ...
+    @property
+    def check(self) -> _Declares: ...
+
+
 class ScanPlan:
     """Which rules scan which field, and where their patterns sit in that field's set."""
 
-    def __init__(self, rules: Sequence[CompiledRule], *, enabled: bool = True) -> None:
+    def __init__(self, rules: Sequence[ScannedRule], *, enabled: bool = True) -> None:
         self.scans: list[FieldScan] = []
         self.member: list[_Member | None] = [None] * len(rules)
         self.notes: list[str] = []
@@ -403,7 +418,7 @@ class ScanPlan:
     def __bool__(self) -> bool:
         return bool(self.scans)
 
-    def report(self, rules: Sequence[CompiledRule]) -> list[str]:
+    def report(self, rules: Sequence[ScannedRule]) -> list[str]:
         """What ``validate`` says about the scan: the engine, and every rule whose pattern
         the engine cannot take (it stays with the ``regex`` module and its timeout)."""
         if _re2 is None:

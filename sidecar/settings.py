@@ -668,7 +668,7 @@ class JoinSettings(_Section):
 
 
 class Settings(BaseSettings):
-    """Everything llm-sidecar can be told. See the README's configuration reference."""
+    """Everything llm-sidecar can be told. docs/configuration.md lists every field."""
 
     model_config = SettingsConfigDict(
         env_prefix="LLM_SIDECAR_",

@@ -578,15 +578,14 @@ def test_bad_input_is_one_line_and_the_documented_exit_code(
     assert message.format(**bad_files) in lines[0]
 
 
-# -- the README says what the CLI and the settings do ------------------------------------
+# -- the docs say what the CLI and the settings do --------------------------------------
 
 
-def test_readme_synopsis_lists_every_option_of_every_command() -> None:
+def test_docs_synopsis_lists_every_option_of_every_command() -> None:
     from sidecar.cli import _parser
 
-    readme = (REPO / "README.md").read_text()
-    # A command's synopsis row is in the README's command table or on its own docs page.
-    pages = [readme, *(p.read_text() for p in sorted((REPO / "docs").glob("*.md")))]
+    readme = (REPO / "docs" / "cli.md").read_text()
+    pages = [readme]
     commands = next(
         a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction)
     ).choices
@@ -611,10 +610,10 @@ def test_readme_synopsis_lists_every_option_of_every_command() -> None:
 
 
 def _readme_defaults() -> dict[str, str]:
-    """``key -> default`` from the README's settings tables (rows listing several keys too)."""
+    """``key -> default`` from docs/configuration.md's tables (rows listing several keys too)."""
     out = {}
     row = re.compile(r"^\| ((?:`[a-z_.]+`(?:, )?)+) \| ([^|]*) \|")
-    for line in (REPO / "README.md").read_text().splitlines():
+    for line in (REPO / "docs" / "configuration.md").read_text().splitlines():
         m = row.match(line)
         if not m:
             continue
@@ -659,7 +658,7 @@ def _shown(value: object) -> str:
         ),
     ],
 )
-def test_readme_lists_the_default_of(key: str) -> None:
+def test_configuration_doc_lists_the_default_of(key: str) -> None:
     from sidecar.settings import Settings
 
     section, name = key.split(".")
@@ -765,6 +764,23 @@ def test_a_closed_stdout_is_not_a_traceback() -> None:
     assert proc.stderr == ""
 
 
+def _in_mask(pid: int, mask: str, signum: int) -> bool:
+    """Whether ``signum`` is in process ``pid``'s ``SigIgn`` (ignored) or ``SigCgt`` (caught)
+    mask now (Linux: /proc/PID/status)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    bits = next((line.split()[1] for line in status.splitlines() if line.startswith(mask)), "0")
+    return bool(int(bits, 16) >> (signum - 1) & 1)
+
+
+def _wait_for_mask(pid: int, mask: str, signum: int) -> None:
+    deadline = time.monotonic() + 30
+    while not _in_mask(pid, mask, signum) and time.monotonic() < deadline:
+        time.sleep(0.001)
+
+
 def test_a_sighup_during_start_does_not_end_run() -> None:
     """SIGHUP (reload) in the first half second, before the handler was in place, ended the
     process with status 129 and no line."""
@@ -781,10 +797,14 @@ def test_a_sighup_during_start_does_not_end_run() -> None:
         text=True,
     ) as proc:
         try:
-            time.sleep(0.15)  # interpreter up, imports under way
+            # Imports under way: the command ignores SIGHUP until run's handler is in place.
+            # Waiting for that, rather than a fixed time, keeps a loaded machine from
+            # signalling an interpreter that has not started yet (which no code can help).
+            _wait_for_mask(proc.pid, "SigIgn:", signal.SIGHUP)
             proc.send_signal(signal.SIGHUP)
             time.sleep(2.0)
             assert proc.poll() is None, proc.communicate()[1]
+            _wait_for_mask(proc.pid, "SigCgt:", signal.SIGTERM)  # run is up: it drains
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(timeout=30) == 0
         finally:

@@ -503,7 +503,7 @@ def test_keyed_rules_give_what_calling_each_check_gives(
 
 
 def test_rules_on_list_and_mapping_fields_skip_events_without_them(tmp_path: Path) -> None:
-    """The README says a rule whose field is absent is skipped: that held for text fields,
+    """docs/rules.md says a rule whose field is absent is skipped: that held for text fields,
     but a rule on contexts, ground_truths or labels ran on an event without them (on "" or
     "{}") and could fail it."""
     p = pipeline(

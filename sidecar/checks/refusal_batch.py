@@ -35,12 +35,11 @@ from __future__ import annotations
 import secrets
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-from .refusal_model import (
+from .refusal_features import (
     BEGIN_TOKENS,
     ENDING_TOKENS,
     FIXED,
@@ -51,15 +50,13 @@ from .refusal_model import (
     PIVOT_TOKENS,
     RefusalScore,
     View,
+    Weights,
     compiled,
     find_pivot,
     native_state,
     shape_features,
     sigmoid,
 )
-
-if TYPE_CHECKING:
-    from .refusal_model import RefusalModel
 
 __all__ = [
     "BatchScorer",
@@ -353,7 +350,7 @@ _Add = Callable[[U64, I64], None]
 class BatchScorer:
     """Scores many views at once; equal to ``model.score`` on each (see the module)."""
 
-    def __init__(self, model: RefusalModel, *, native: bool | None = None) -> None:
+    def __init__(self, model: Weights, *, native: bool | None = None) -> None:
         """``native``: True needs the compiled scorer, False uses numpy, None (the default)
         the compiled one where it was built."""
         refusal, full = self._heads = model._heads

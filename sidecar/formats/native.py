@@ -1,4 +1,4 @@
-"""``llm-sidecar-v1``: one JSON event per record (the wire format v1 of the README)."""
+"""``llm-sidecar-v1``: one JSON event per record (the wire format v1 of docs/events.md)."""
 
 from __future__ import annotations
 

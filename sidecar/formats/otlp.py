@@ -5,8 +5,8 @@ Every LLM span of a record becomes one event, whose id is ``<trace id>-<span id>
 a redelivered record yields the same ids). Two conventions are read: the OpenTelemetry GenAI
 semantic conventions (with the older span-event and OpenLLMetry indexed-attribute forms) and
 OpenInference. Retrieval spans become the contexts of the first LLM span of the same trace in
-the same record that starts after they end. The README's "OpenTelemetry input" section has the
-whole mapping table.
+the same record that starts after they end. docs/otlp.md has the whole
+mapping table.
 """
 
 from __future__ import annotations

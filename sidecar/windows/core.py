@@ -2,8 +2,9 @@
 
 :class:`Windows` keeps every live series (one score, one subject, one segment) in rings
 (:mod:`sidecar.windows.ring`), feeds them from the App's verdicts and the judge's scores
-(:mod:`sidecar.windows.scores` says which outcome feeds which score), and registers the
-collector that exports them (:mod:`sidecar.windows.export`).
+(:mod:`sidecar.windows.scores` says which outcome feeds which score). The collector that
+exports them (:mod:`sidecar.windows.export`) reads this table; :class:`sidecar.windows.Windows`
+registers it, so that the exporter depends on the table and not the other way round.
 
 Label values pass a :class:`~sidecar.metrics.LabelFolder` (allowlist, then ``other``), new
 series beyond ``max_series`` fold into an all-``other`` series (except that the series of one
@@ -22,13 +23,10 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 
-from prometheus_client import CollectorRegistry
-
 from ..metrics import OTHER, LabelFolder
 from ..pipeline import Verdict
 from ..rules import CompiledRule
 from ..settings import DIMENSIONS, LabelSettings, WindowSettings, parse_duration
-from .export import _WindowCollector, check_export
 from .ring import ALL, WIDTH, N, ScoreKey, Segment, SeriesKey, _accumulate, _Rings, _Series
 from .scores import (
     _EVENT_PASS,
@@ -67,7 +65,6 @@ class Windows:
     def __init__(
         self,
         settings: WindowSettings | None = None,
-        registry: CollectorRegistry | None = None,
         *,
         labels: LabelSettings | None = None,
         rules: Callable[[], Sequence[CompiledRule]] | None = None,
@@ -75,7 +72,6 @@ class Windows:
     ) -> None:
         self.settings = s = settings or WindowSettings()
         labels = labels or LabelSettings()
-        check_export(s.export)
         self.names = list(s.windows)
         self.spans = [parse_duration(w) / s.buckets for w in s.windows]
         self.longest = float(parse_duration(s.windows[-1]))
@@ -134,8 +130,6 @@ class Windows:
                 self._siblings[key] = tuple(k for k in group if k != key)
         self._correction = s.robustness_correction
         self._judge_keys: dict[str, ScoreKey] = {}
-        if registry is not None:
-            registry.register(_WindowCollector(self))
 
     # -- rules ---------------------------------------------------------------------------
 

@@ -58,13 +58,12 @@ def test_sidecar_example_matches_the_chart(render: Render, tmp_path: Path) -> No
     ]
 
 
-def test_readme_values_file_renders_and_its_settings_load(
-    render: Render, tmp_path: Path, monkeypatch: Any
-) -> None:
+def test_worked_values_file_settings_load(render: Render, tmp_path: Path, monkeypatch: Any) -> None:
+    """The settings the worked values file gives the pods load as llm-sidecar reads them."""
     from sidecar.settings import load_settings
 
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    block = text.split("A worked values file", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+    text = DOC.read_text(encoding="utf-8")
+    block = text.split("<!-- values-example", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
     docs = render(write(tmp_path, yaml.safe_load(block)))
     assert validate_offline(docs) == CRD_KINDS
     env = env_of(container(docs))

@@ -114,6 +114,6 @@ def test_ci_creates_the_venv_before_installing_tools() -> None:
     readme = (REPO / "README.md").read_text()
     assert lines[-1] in readme
     assert (
-        lines[-1]
-        == "python3 -m venv .venv && .venv/bin/pip install -e '.[dev]' && .venv/bin/pytest"
+        lines[-1] == "python3 -m venv .venv && .venv/bin/pip install -c constraints.txt -e '.[dev]'"
+        " && .venv/bin/pytest -n 4"
     )

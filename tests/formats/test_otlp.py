@@ -718,13 +718,12 @@ def test_json_status_code_by_name() -> None:
     assert e.ts is None
 
 
-def test_the_readme_settings_example_loads(tmp_path: Any) -> None:
+def test_the_documented_settings_example_loads(tmp_path: Any) -> None:
     from pathlib import Path
 
     from sidecar.settings import load_settings
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## OpenTelemetry input", 1)[1]
+    section = (Path(__file__).resolve().parents[2] / "docs" / "otlp.md").read_text(encoding="utf-8")
     block = section.split("llm-sidecar's settings", 1)[1].split("```yaml\n", 1)[1]
     config = tmp_path / "settings.yaml"
     config.write_text(block.split("```", 1)[0], encoding="utf-8")

@@ -253,6 +253,11 @@ def window_figures_or_none(windows: Any) -> tuple[float, ...] | None:
     return None if got is None else (got[3],)
 
 
+def judged_ids(records: list[Any]) -> set[str]:
+    """The ids of the verdicts that carry judge scores."""
+    return {v["id"] for v in map(orjson.loads, (r.value for r in records)) if v["judge"]}
+
+
 async def test_a_batch_over_its_time_cap_is_queued_again_then_committed(
     broker: EmbeddedBroker, topic_factory: Any, running: Any
 ) -> None:
@@ -282,9 +287,14 @@ async def test_a_batch_over_its_time_cap_is_queued_again_then_committed(
         worker = JudgeWorker(settings, registry=CollectorRegistry(), serve_http=False)
         await running(worker)
         await wait_for(lambda: worker.judged >= n, timeout=60)
-        judged = await read_topic(broker.bootstrap_servers, verdicts_topic, expect=2 * n)
-    ids = {orjson.loads(r.value)["id"] for r in judged if orjson.loads(r.value)["judge"]}
-    assert ids == {f"rag-{i:04d}" for i in range(n)}
+        expected = {f"rag-{i:04d}" for i in range(n)}
+        judged = await read_topic(
+            broker.bootstrap_servers,
+            verdicts_topic,
+            expect=2 * n,
+            until=lambda rs: expected <= judged_ids(rs),
+        )
+    assert judged_ids(judged) == expected
     assert worker.batches_timed_out._value.get() >= 1
     requeued = worker.requeued._value.get()
     assert requeued == n  # the whole first batch: two hung, the rest waited behind them
