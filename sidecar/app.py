@@ -397,6 +397,10 @@ class App(Lifecycle):
             if total > seen:
                 m.commits.labels(result).inc(total - seen)
                 self._seen[result] = total
+        stuck = self.source.stuck_joins - self._seen.get("stuck_joins", 0)
+        if stuck > 0:
+            m.stuck_joins.inc(stuck)
+            self._seen["stuck_joins"] = self.source.stuck_joins
         for kind, total in self.sink.dropped.items():
             seen = self._seen.get(kind, 0)
             if total > seen:

@@ -240,6 +240,12 @@ class SidecarMetrics:
         )
         for result in ("success", "failure"):
             self.commits.labels(result)
+        self.stuck_joins = Counter(
+            "llm_sidecar_stuck_group_joins",
+            "Consumer group joins given up as stuck (longer than the rebalance timeout plus a "
+            "session timeout), each followed by a fresh consumer that joins again.",
+            registry=r,
+        )
         self.lag: dict[tuple[str, int], int] = {}
         """Set by the app every loop turn; exported at scrape time (assigned partitions only)."""
         registry.register(_LagCollector(self))

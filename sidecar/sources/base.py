@@ -46,6 +46,8 @@ class Source(Lifecycle):
     commit_successes: int = 0
     """Acknowledgements upstream that succeeded / failed (Kafka offset commits)."""
     commit_failures: int = 0
+    stuck_joins: int = 0
+    """Group joins given up as stuck, each followed by a fresh consumer (Kafka)."""
 
     @abstractmethod
     def batches(self) -> AsyncIterator[list[Record]]:
