@@ -72,8 +72,9 @@ def revoked_count(log: Path) -> int:
 
 
 async def test_churn_with_stops_during_joins_and_kills_keeps_the_group_going(
-    broker: EmbeddedBroker, topic_factory: Any, tmp_path: Path
+    broker: EmbeddedBroker, topic_factory: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("PYTHONFAULTHANDLER", "1")  # a member that dies of a signal says where
     rng = random.Random(SEED)
     bootstrap = broker.bootstrap_servers
     topic = await topic_factory(partitions=PARTITIONS)
@@ -123,7 +124,7 @@ async def test_churn_with_stops_during_joins_and_kills_keeps_the_group_going(
             code = await asyncio.to_thread(procs[m].wait, 30)
             changes.append(f"{how.name} m{m} -> {code}")
             if how == signal.SIGTERM:
-                assert code == 0, logs[m].read_text()[-3000:]
+                assert code == 0, (code, changes, logs[m].read_text()[-3000:])
             procs[m] = start(configs[m])
             born[m], last = loop.time(), m
         await producer
