@@ -103,6 +103,7 @@ async def test_churn_with_stops_during_joins_and_kills_keeps_the_group_going(
         producer = asyncio.create_task(produce_slowly(bootstrap, topic, EVENTS, per_batch, pause))
         changes: list[str] = []
         born = [loop.time()] * MEMBERS
+        starts = [1] * MEMBERS
         last = -1
         for k in range(CHANGES):
             if k % 2 == 1:
@@ -120,6 +121,9 @@ async def test_churn_with_stops_during_joins_and_kills_keeps_the_group_going(
                 m = rng.randrange(MEMBERS)
                 await asyncio.sleep(rng.uniform(1.0, 2.5))
                 how = signal.SIGKILL if rng.random() < 0.6 else signal.SIGTERM  # ~30 % overall
+            # A process still importing has no handler yet and dies of a SIGTERM (-15): let
+            # this start of it get as far as consuming first.
+            await wait_for_log(logs[m], "kafka: consuming", count=starts[m], timeout=30)
             procs[m].send_signal(how)
             code = await asyncio.to_thread(procs[m].wait, 30)
             changes.append(f"{how.name} m{m} -> {code}")
@@ -127,6 +131,7 @@ async def test_churn_with_stops_during_joins_and_kills_keeps_the_group_going(
                 assert code == 0, (code, changes, logs[m].read_text()[-3000:])
             procs[m] = start(configs[m])
             born[m], last = loop.time(), m
+            starts[m] += 1
         await producer
         last_change = loop.time()  # the later of the last change and the last event
         want = {f"e-{i:06d}" for i in range(EVENTS)}
