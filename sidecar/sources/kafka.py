@@ -7,7 +7,9 @@ returns, and waits only when the previous commit is still in flight, so at most 
 outstanding and a crash redelivers at most two batches. On a rebalance, the listener waits for
 that commit, then commits what is already done for the partitions being revoked; records of a
 revoked partition still in hand are not committed and will be delivered again to the new owner.
-:meth:`KafkaSource.stop` waits for the commit in flight and commits what is left.
+:meth:`KafkaSource.stop` waits for the commit in flight and commits what is left; during a
+rebalance it abandons the join and does not ask to leave (:func:`_abandon_join`). A join that
+runs past the rebalance timeout plus a session timeout is given up and the consumer replaced.
 
 Nothing in :meth:`KafkaSource.start` waits on the network: the batch loop connects, retrying
 with backoff, so a process whose Kafka is not there yet stays up, not ready, and says what it
