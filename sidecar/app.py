@@ -418,6 +418,10 @@ class App(Lifecycle):
         if self.source.records_skipped > seen:
             m.records_skipped.labels("undecodable").inc(self.source.records_skipped - seen)
             self._seen["skipped:undecodable"] = self.source.records_skipped
+        stuck = self.source.stuck_joins - self._seen.get("stuck_joins", 0)
+        if stuck > 0:
+            m.stuck_joins.inc(stuck)
+            self._seen["stuck_joins"] = self.source.stuck_joins
         for kind, total in self.sink.dropped.items():
             seen = self._seen.get(kind, 0)
             if total > seen:

@@ -274,6 +274,12 @@ class SidecarMetrics:
         )
         for why in ("empty", "undecodable"):
             self.records_skipped.labels(why)
+        self.stuck_joins = Counter(
+            "llm_sidecar_stuck_group_joins",
+            "Consumer group joins given up as stuck (longer than the rebalance timeout plus a "
+            "session timeout), each followed by a fresh consumer that joins again.",
+            registry=r,
+        )
         self.lag: dict[tuple[str, int], int] = {}
         """Set by the app every loop turn; exported at scrape time (assigned partitions only)."""
         registry.register(_LagCollector(self))

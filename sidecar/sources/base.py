@@ -51,6 +51,8 @@ class Source(Lifecycle):
     None for a source that has no such batches."""
     records_skipped: int = 0
     """Records never checked because their batch was skipped."""
+    stuck_joins: int = 0
+    """Group joins given up as stuck, each followed by a fresh consumer (Kafka)."""
 
     @abstractmethod
     def batches(self) -> AsyncIterator[list[Record]]:

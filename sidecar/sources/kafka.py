@@ -7,7 +7,9 @@ returns, and waits only when the previous commit is still in flight, so at most 
 outstanding and a crash redelivers at most two batches. On a rebalance, the listener waits for
 that commit, then commits what is already done for the partitions being revoked; records of a
 revoked partition still in hand are not committed and will be delivered again to the new owner.
-:meth:`KafkaSource.stop` waits for the commit in flight and commits what is left.
+:meth:`KafkaSource.stop` waits for the commit in flight and commits what is left; during a
+rebalance it abandons the join and does not ask to leave (:func:`_abandon_join`). A join that
+runs past the rebalance timeout plus a session timeout is given up and the consumer replaced.
 
 Nothing in :meth:`KafkaSource.start` waits on the network: the batch loop connects, retrying
 with backoff, so a process whose Kafka is not there yet stays up, not ready, and says what it
@@ -20,13 +22,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import importlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Sequence
 from typing import Any, TypeVar
 
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
-from aiokafka.errors import CommitFailedError, KafkaError
+from aiokafka.errors import CommitFailedError, KafkaError, for_code
+from aiokafka.protocol.group import HeartbeatRequest, LeaveGroupRequest
 
 from ..errors import SourceError
 from ..settings import KafkaSettings, kafka_server, kafka_ssl_context
@@ -45,6 +49,8 @@ WATCH_UP_S = 5.0
 """How often the watcher asks for metadata while Kafka answers..."""
 WATCH_DOWN_S = 1.0
 """...and while it does not, so its return is noticed at once."""
+LEAVE_S = 2.0
+"""The longest the check and the leave request at a stop may take together."""
 
 _CONNECTION_TROUBLE = (
     "connect",
@@ -184,6 +190,8 @@ class _Rebalance(ConsumerRebalanceListener):  # type: ignore[misc]
 
     async def on_partitions_assigned(self, assigned: list[TopicPartition]) -> None:
         self.source._joining = False
+        self.source._joining_since = None
+        self.source._stuck_streak = 0
         log.info("partitions assigned: %s", _fmt(assigned))
 
 
@@ -221,6 +229,13 @@ class KafkaSource(Source):
         """Unreadable record batches met, by what was done about them."""
         self.records_skipped = 0
         """Records in the batches skipped (``on_undecodable: skip``): never checked."""
+        self._joining_since: float | None = None
+        """When the join in progress started (loop time), for the stuck-join watchdog."""
+        self.stuck_joins = 0
+        """Joins given up as stuck, each followed by a fresh consumer."""
+        self._stuck_streak = 0
+        """Consumers replaced since the last assignment: each waits twice as long as the one
+        before it (up to 8 times), so that replacements cannot keep a slow group rebalancing."""
         quiet_connection_logs()
         kafka_batches.install()
 
@@ -286,8 +301,9 @@ class KafkaSource(Source):
             )
             self.link.down(reason)
             return None
+        _leave_only_a_stable_group(consumer)
         consumer.subscribe(self.cfg.topics, listener=_Rebalance(self))
-        self._joining = True
+        self._join_started()
         self._consumer = consumer
         self.link.up()
         log.info(
@@ -331,7 +347,7 @@ class KafkaSource(Source):
         finally:
             self._consumer = None
             if self._joining:
-                await _abandon_join(consumer)
+                await _abandon_join(consumer, "stopping during a rebalance")
             await _close(consumer)
 
     def stop_fetching(self) -> None:
@@ -340,25 +356,18 @@ class KafkaSource(Source):
     async def batches(self) -> AsyncIterator[list[Record]]:
         if not self._started:
             raise SourceError("start() the source first")
+        async for idle in self._connecting():
+            yield idle
         consumer = self._consumer
-        delay = 0.5
-        while consumer is None:
-            # Until Kafka answers: an attempt, then an idle turn (the loop is alive, /healthz
-            # stays green, so the pod is not restarted), then a backoff of 0.5 s doubling to 15 s.
-            consumer = await self._connect()
-            if self._stopping.is_set():
-                return
-            if consumer is None:
-                yield []
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stopping.wait(), delay)
-                delay = min(delay * 2, 15.0)
+        if consumer is None:  # the stop came first
+            return
         # getmany waits for the group's assignment whenever a rebalance is in progress, past
         # its own timeout: a join held by the broker for a departed member's session (10 s and
         # more) kept a SIGTERM waiting for it, and the loop from turning. It must not be
         # cancelled for that (it waits on the consumer's own assignment future, which a
         # cancellation would break), so a call that outlasts its timeout is left running and
-        # awaited again after an idle turn; only a stop abandons it.
+        # awaited again after an idle turn; only a stop, or a join given up as stuck (the
+        # consumer is then replaced), abandons it.
         wait_s = self.cfg.fetch_timeout_ms / 1000 + 1.0
         fetch: asyncio.Future[dict[TopicPartition, list[Any]]] | None = None
         # The fetches run where a batch that cannot be read is reported, not raised.
@@ -366,6 +375,19 @@ class KafkaSource(Source):
         stop: asyncio.Future[Any] = asyncio.ensure_future(self._stopping.wait())  # one for all
         try:
             while not self._stopping.is_set():
+                stuck_s = self._join_stuck()
+                if stuck_s is not None:
+                    if fetch is not None:
+                        fetch.cancel()
+                        await asyncio.gather(fetch, return_exceptions=True)
+                        fetch = None
+                    await self._replace_stuck(consumer, stuck_s)
+                    async for idle in self._connecting():
+                        yield idle
+                    if self._consumer is None:
+                        return
+                    consumer = self._consumer
+                    continue
                 if fetch is None:
                     fetch = loop.create_task(
                         consumer.getmany(
@@ -448,6 +470,49 @@ class KafkaSource(Source):
             bad.error,
         )
 
+    async def _connecting(self) -> AsyncIterator[list[Record]]:
+        """Connect, retrying; yields idle turns meanwhile. :attr:`_consumer` is set after it,
+        unless the stop came first."""
+        delay = 0.5
+        while self._consumer is None:
+            # Until Kafka answers: an attempt, then an idle turn (the loop is alive, /healthz
+            # stays green, so the pod is not restarted), then a backoff of 0.5 s doubling to 15 s.
+            consumer = await self._connect()
+            if self._stopping.is_set():
+                return
+            if consumer is None:
+                yield []
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stopping.wait(), delay)
+                delay = min(delay * 2, 15.0)
+
+    async def _replace_stuck(self, consumer: AIOKafkaConsumer, stuck_s: float) -> None:
+        """Give up a join that has run past any broker's hold and close its consumer; the
+        caller connects a fresh one, which joins as a new member. Nothing is in hand during a
+        join (the revoked partitions' progress was committed when they were revoked) and the
+        consumer had no assignment, so nothing is lost or committed twice: the new assignment
+        starts from the group's committed offsets."""
+        self.stuck_joins += 1
+        self._stuck_streak += 1
+        # Said once; a replacement that does not get an assignment either is only counted.
+        (log.warning if self._stuck_streak == 1 else log.info)(
+            "the group join has taken %.0fs, past the rebalance timeout plus a session timeout: "
+            "replacing the consumer with a fresh one, which joins again",
+            stuck_s,
+        )
+        await self._settle()
+        self._consumer = None
+        self._joining, self._joining_since = False, None
+        self._done.clear()
+        self._committed.clear()
+        self._paused.clear()
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            watcher.cancel()
+            await asyncio.gather(watcher, return_exceptions=True)
+        await _abandon_join(consumer, "replacing a stuck consumer")
+        await _close_quietly(consumer)
+
     async def ack(self, batch: Sequence[Record]) -> None:
         consumer = self._consumer
         if consumer is None:
@@ -502,8 +567,25 @@ class KafkaSource(Source):
         self.commit_successes += 1
         self._committed.update(offsets)
 
-    async def _on_revoked(self, revoked: list[TopicPartition]) -> None:
+    def _join_started(self) -> None:
         self._joining = True
+        if self._joining_since is None:
+            self._joining_since = asyncio.get_running_loop().time()
+
+    def _join_stuck(self) -> float | None:
+        """How long the join in progress has run, once that is past the rebalance timeout plus
+        a session timeout: no broker holds a live member's join that long, whatever the cause."""
+        since = self._joining_since
+        if since is None:
+            return None
+        took = asyncio.get_running_loop().time() - since
+        rebalance_ms = self.cfg.rebalance_timeout_ms or self.cfg.session_timeout_ms
+        limit_s = (rebalance_ms + self.cfg.session_timeout_ms) / 1000
+        limit_s *= 2 ** min(self._stuck_streak, 3)
+        return took if took > limit_s else None
+
+    async def _on_revoked(self, revoked: list[TopicPartition]) -> None:
+        self._join_started()
         log.info("partitions revoked: %s", _fmt(revoked))
         await self._settle()
         await self._commit(only=revoked)
@@ -543,20 +625,69 @@ class KafkaSource(Source):
         return out
 
 
-async def _abandon_join(consumer: AIOKafkaConsumer) -> None:
-    """End the consumer's join in progress, so that its stop does not wait for it.
+async def _abandon_join(consumer: AIOKafkaConsumer, why: str) -> None:
+    """End the consumer's join in progress, so that its stop does not wait for it, and do not
+    ask to leave: the broker drops the member after its session.
 
     aiokafka's ``stop()`` first waits for the task that runs the group protocol, and during a
     rebalance that task waits for the join, which the broker may hold for a dead member's whole
     session. A stopping process has no use for that join: the task is cancelled (it commits
-    nothing of ours, auto commit being off), and ``stop()`` then goes on as usual: it asks to
-    leave the group where the member had a generation, and closes."""
-    task = getattr(getattr(consumer, "_coordinator", None), "_coordination_task", None)
-    if not isinstance(task, asyncio.Task) or task.done():
+    nothing of ours, auto commit being off). The leave request that ``stop()`` would then send
+    is dropped on purpose: the embedded broker (Tansu 0.6), asked to let the group's leader
+    leave while the group is rebalancing, removes the member but keeps it as the leader, so no
+    later round has a leader and the group never gets an assignment again. Forgetting the
+    generation here keeps ``stop()`` from sending it; the group goes on after one session."""
+    coordinator = getattr(consumer, "_coordinator", None)
+    task = getattr(coordinator, "_coordination_task", None)
+    if isinstance(task, asyncio.Task) and not task.done():
+        log.info(
+            "%s: abandoning the group join; the broker drops this member after its session", why
+        )
+        task.cancel()
+        await asyncio.wait({task})  # ends it without raising its cancellation here
+    if coordinator is not None:
+        coordinator.generation = -1  # no leave request (aiokafka leaves only with a generation)
+
+
+def _leave_only_a_stable_group(consumer: AIOKafkaConsumer) -> None:
+    """Make the consumer's leave request (at its stop, or after ``max_poll_interval_ms`` idle)
+    ask first whether the group is stable: a heartbeat answered without error. If the group is
+    rebalancing the member does not leave, it lets its session expire (see
+    :func:`_abandon_join` for why a leave during a rebalance is unsafe on the embedded broker;
+    Kafka would take it, and only waits the rebalance timeout without it)."""
+    coordinator = getattr(consumer, "_coordinator", None)
+    if coordinator is None:  # made by the consumer's start()
         return
-    log.info("stopping during a rebalance: leaving the group without waiting for its join")
-    task.cancel()
-    await asyncio.wait({task})  # ends it without raising its cancellation here
+    coordinator._maybe_leave_group = functools.partial(_leave_if_stable, coordinator)
+
+
+async def _leave_if_stable(coordinator: Any) -> None:
+    try:
+        if coordinator.generation <= 0 or coordinator._group_instance_id is not None:
+            return  # as aiokafka's own: no generation, nothing to leave; a static member stays
+        group, member = coordinator.group_id, coordinator.member_id
+
+        async def ask() -> bool:
+            beat = await coordinator._send_req(
+                HeartbeatRequest(group, coordinator.generation, member)
+            )
+            error = for_code(beat.error_code)
+            if error.errno != 0:
+                log.info(
+                    "not asking to leave group %s: it answers %s (a rebalance); the broker "
+                    "drops this member after its session",
+                    group,
+                    error.__name__,
+                )
+                return False
+            await coordinator._send_req(LeaveGroupRequest(group, member))
+            return True
+
+        with contextlib.suppress(KafkaError, OSError, TimeoutError):
+            if await asyncio.wait_for(ask(), LEAVE_S):
+                log.info("left group %s", group)
+    finally:
+        coordinator.reset_generation()
 
 
 async def _close(consumer: AIOKafkaConsumer) -> None:
