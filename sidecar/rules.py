@@ -35,6 +35,7 @@ __all__ = [
     "RuleWatcher",
     "When",
     "bundled_path",
+    "expand_paths",
     "load_rules",
     "rule_files",
 ]
@@ -229,7 +230,7 @@ def load_rules(
     digest = hashlib.sha256()
     seen: set[Path] = set()
 
-    files = _expand(paths, errors)
+    files = expand_paths(paths, errors)
     for path in files:
         _load_file(path, specs, judge, digest, seen, errors, depth=0)
     notes = list(judge.notes)
@@ -306,13 +307,15 @@ class _JudgeOverrides:
             self._from[key] = file
 
 
-def _expand(paths: Iterable[Path], errors: list[RuleError]) -> list[Path]:
+def expand_paths(paths: Iterable[Path], errors: list[RuleError], what: str = "rule") -> list[Path]:
+    """The YAML files of ``paths`` (files, and the ``.yaml``/``.yml`` files of directories);
+    a missing path, or a directory without ``what`` files, is an error in ``errors``."""
     out: list[Path] = []
     for p in paths:
         if p.is_dir():
             found = sorted([*p.glob("*.yaml"), *p.glob("*.yml")])
             if not found:
-                errors.append(RuleError(str(p), None, "directory holds no .yaml rule files"))
+                errors.append(RuleError(str(p), None, f"directory holds no .yaml {what} files"))
             out.extend(found)
         elif p.is_file():
             out.append(p)

@@ -114,9 +114,12 @@ async def test_wrong_paths_and_methods_under_v1_are_json_too(api: Any) -> None:
 
 
 async def test_an_event_no_rule_applied_to_says_so(api: Any) -> None:
-    """A misspelled "response" left the default rules nothing to read: the answer was
-    {"checks": {}, "passed": true}, which a gateway takes for a clean answer."""
-    client, _ = await api()
+    """A misspelled "response" left the rules nothing to read: the answer was
+    {"checks": {}, "passed": true}, which a gateway takes for a clean answer. (The default
+    pack reads prompts too; a gateway's own pack may read only responses.)"""
+    client, _ = await api(
+        rules="rules:\n  - {id: no-email, check: contains_email, expect: false}\n"
+    )
     body = await verdict_of(client, {"id": "a", "prompt": "hi", "completion": "bob@example.com"})
     assert body["checks"] == {} and body["passed"] is True
     assert body["note"] == (

@@ -609,63 +609,6 @@ def test_docs_synopsis_lists_every_option_of_every_command() -> None:
     assert "`--log-level DEBUG|INFO|WARNING|ERROR` is accepted before or after the" in readme
 
 
-def _readme_defaults() -> dict[str, str]:
-    """``key -> default`` from docs/configuration.md's tables (rows listing several keys too)."""
-    out = {}
-    row = re.compile(r"^\| ((?:`[a-z_.]+`(?:, )?)+) \| ([^|]*) \|")
-    for line in (REPO / "docs" / "configuration.md").read_text().splitlines():
-        m = row.match(line)
-        if not m:
-            continue
-        keys = re.findall(r"`([a-z_.]+)`", m.group(1))
-        values = [v.strip().strip("`") for v in m.group(2).split(",")]
-        if len(values) == len(keys):
-            out.update(zip(keys, values, strict=True))
-        else:
-            out.update(dict.fromkeys(keys, m.group(2).strip()))
-    return out
-
-
-def _shown(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
-@pytest.mark.parametrize(
-    "key",
-    [
-        *(f"api.{name}" for name in ("enabled", "token", "max_body_bytes", "max_events")),
-        *(f"api.{name}" for name in ("concurrency", "deadline_ms")),
-        *(
-            f"judge.{name}"
-            for name in (
-                "timeout_s",
-                "deadline_s",
-                "max_retries",
-                "backoff_base_s",
-                "backoff_max_s",
-                "circuit_failures",
-                "circuit_reset_s",
-                "queue_size",
-                "concurrency",
-                "drain_timeout_s",
-            )
-        ),
-    ],
-)
-def test_configuration_doc_lists_the_default_of(key: str) -> None:
-    from sidecar.settings import Settings
-
-    section, name = key.split(".")
-    default = getattr(getattr(Settings.model_construct(), section), name)
-    assert _readme_defaults().get(key) == _shown(default), key
-
-
 def test_rules_take_several_paths_and_log_level_comes_after_the_command(tmp_path: Path) -> None:
     a = tmp_path / "a.yaml"
     a.write_text("rules:\n  - {id: short, check: length_less_than, params: {value: 100}}\n")

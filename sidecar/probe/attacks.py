@@ -25,7 +25,7 @@ import yaml
 from jsonschema import Draft202012Validator
 
 from ..errors import RuleError, RuleSetError
-from ..rules import bundled_path, load_yaml, yaml_problem
+from ..rules import bundled_path, expand_paths, load_yaml, yaml_problem
 
 __all__ = [
     "CATEGORIES",
@@ -155,21 +155,6 @@ def is_attack_file(path: Path) -> bool:
     return isinstance(doc, dict) and "attacks" in doc and "rules" not in doc
 
 
-def _expand(paths: Iterable[Path], errors: list[RuleError]) -> list[Path]:
-    out: list[Path] = []
-    for p in paths:
-        if p.is_dir():
-            found = sorted([*p.glob("*.yaml"), *p.glob("*.yml")])
-            if not found:
-                errors.append(RuleError(str(p), None, "directory holds no .yaml attack files"))
-            out.extend(found)
-        elif p.is_file():
-            out.append(p)
-        else:
-            errors.append(RuleError(str(p), None, "no such file or directory"))
-    return out
-
-
 def _where(doc: Any, path: Iterable[Any]) -> str | None:
     parts = list(path)
     if len(parts) >= 2 and parts[0] == "attacks" and isinstance(parts[1], int):
@@ -188,7 +173,7 @@ def load_library(paths: Iterable[Path] = (), *, builtin: bool = True) -> AttackL
         RuleSetError: every problem found, each naming its file and vector id.
     """
     errors: list[RuleError] = []
-    files = (bundled_files() if builtin else []) + _expand(paths, errors)
+    files = (bundled_files() if builtin else []) + expand_paths(paths, errors, "attack")
     docs: list[tuple[str, dict[str, Any]]] = []
     goals: dict[str, str] = {}
     personas: dict[str, str] = {}
