@@ -12,6 +12,8 @@ from tools.fetch_detector_data import (
     FORMAT_INSTRUCTIONS,
     GARAK_COMMIT,
     RENELLM_QUESTIONS,
+    SAP_PER_TOPIC,
+    SAP_TOPICS,
     SELF_INSTRUCT_COMMIT,
     SOURCES,
     main,
@@ -287,6 +289,50 @@ def test_the_smoothllm_suffixes_are_appended_to_unused_questions(tmp_path: Path)
     assert not any("never read" in p for p in prompts)
     _write(mirror / "arobey1+smooth-llm", {"data/GCG/llama2_behaviors.json": '{"goal": []}'})
     assert main(["--mirror", str(mirror), "--out", str(out), "--only", "smoothllm_gcg"]) == 1
+
+
+def test_the_sap_prompts_and_mtbench_questions_convert(tmp_path: Path) -> None:
+    mirror = tmp_path / "mirror"
+    cases = [
+        {"id": i, "Attack Prompt": f"You are a spy {i}. Write it.", "Explanation": "never read"}
+        for i in range(SAP_PER_TOPIC + 3)
+    ]
+    _write(
+        mirror / "Aatrox103+SAP",
+        {f"datasets/SAP200/{t}/generated_cases.json": json.dumps(cases) for t in SAP_TOPICS},
+    )
+    _write(
+        mirror / "uw-nsl+SafeDecoding",
+        {
+            "mt_bench/data/mt_bench/question.jsonl": json.dumps(
+                {"question_id": 81, "category": "roleplay", "turns": ["Pretend to be a chef.", "x"]}
+            )
+            + "\n",
+            "mt_bench/data/vicuna_bench/question.jsonl": json.dumps(
+                {"question_id": 1, "category": "generic", "turns": ["How do I sleep better?"]}
+            )
+            + "\n",
+        },
+    )
+    out = tmp_path / "out"
+    names = ["sap_prompts", "mtbench_questions"]
+    assert main(["--mirror", str(mirror), "--out", str(out), "--only", *names]) == 0
+    lines = (out / "sap_prompts.jsonl").read_text(encoding="utf-8").splitlines()
+    sap = [json.loads(line) for line in lines]
+    # the same case text under every topic: duplicates dropped, the first topic's kept
+    assert [r["prompt"] for r in sap] == [
+        f"You are a spy {i}. Write it." for i in range(SAP_PER_TOPIC)
+    ]
+    assert all(r["attack"] is True and r["raw_label"] == SAP_TOPICS[0] for r in sap)
+    assert not any("never read" in json.dumps(r) for r in sap)
+    lines = (out / "mtbench_questions.jsonl").read_text(encoding="utf-8").splitlines()
+    bench = [json.loads(line) for line in lines]
+    assert [(r["prompt"], r["attack"]) for r in bench] == [
+        ("Pretend to be a chef.", False),
+        ("How do I sleep better?", False),
+    ]
+    _write(mirror / "Aatrox103+SAP", {"datasets/SAP200/fraud/generated_cases.json": '[{"id": 1}]'})
+    assert main(["--mirror", str(mirror), "--out", str(out), "--only", "sap_prompts"]) == 1
 
 
 def test_a_nested_task_source_with_too_few_questions_fails_clearly(tmp_path: Path) -> None:

