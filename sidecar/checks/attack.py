@@ -108,7 +108,12 @@ class AttackAttempt(Check[AttackParams]):
         return self.assess_many([text])[0]
 
     def assess_many(self, texts: Sequence[str]) -> list[Finding]:
-        """:meth:`assess` of each text, the model scoring them in one batch."""
+        """:meth:`assess` of each text, the model scoring them in one batch. An empty text
+        (an event without the rule's field: a chat event under ``field: contexts``) is no
+        attack, and costs nothing."""
+        if not all(texts):
+            some = iter(self.assess_many([t for t in texts if t]))
+            return [next(some) if t else NOT_AN_ATTACK for t in texts]
         folded = [fold(t) for t in texts]
         found = [signals(t, f) for t, f in zip(texts, folded, strict=True)]
         if self.model is None:

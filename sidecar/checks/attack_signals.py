@@ -644,14 +644,14 @@ def _odd(token: str) -> bool:
     return len(token) > 3 and not rest.islower() and not rest.isupper()
 
 
-_ODD_QUICK = re.compile(r"[\[\](){}<>\\|^`~*+]+|[a-z][A-Z]")
-"""Where an odd token could be: a symbol or a change of case. A tail with fewer of them than
-:data:`SUFFIX_CUE` has fewer odd tokens, and no token is looked at one by one."""
-
-
 _ODD_QUICK = re.compile(r"[\[\](){}<>\\|^`~*+]+|[a-z][A-Z]|[A-Z][A-Z][a-z]")
 """Where an odd token could be: a run of symbols or a change of case. Every odd token holds
 one, so a tail with fewer than :data:`SUFFIX_CUE` of them is not read token by token."""
+
+
+_ODD_SYMBOLS = frozenset("[](){}<>\\|^`~*+")
+"""The symbols of :data:`_ODD_QUICK`: a tail with none of them and no capital letter has no
+match, which string methods tell at a fraction of a search's cost."""
 
 
 def _suffix(original: str) -> int:
@@ -661,7 +661,10 @@ def _suffix(original: str) -> int:
     if len(parts) <= SUFFIX_TOKENS // 2:
         return 0
     tokens = parts[-SUFFIX_TOKENS:]
-    if len(_ODD_QUICK.findall(" ".join(tokens))) < SUFFIX_CUE:
+    tail = " ".join(tokens)
+    if tail.lower() == tail and _ODD_SYMBOLS.isdisjoint(tail):
+        return 0  # no capital and no symbol: no odd token (string methods, not a search)
+    if len(_ODD_QUICK.findall(tail)) < SUFFIX_CUE:
         return 0  # each odd token holds one of these: too few to make a cue
     odd = sum(map(_odd, tokens))
     if odd < SUFFIX_CUE:
