@@ -26,7 +26,7 @@ from ..events import Event
 from .attack_model import AttackModel, default_model, model_text
 from .attack_signals import TECHNIQUES, Category, Signal, category_of, signals
 from .base import Check, CheckContext, CheckResult, Params
-from .refusal import fold
+from .refusal_text import fold
 from .registry import register
 
 __all__ = ["LEARNED", "AttackAttempt", "AttackParams", "Finding"]

@@ -4,7 +4,7 @@ Each signal names a technique and says whether it is *sure* (an attack on its ow
 all previous instructions", a base64 payload that decodes to an instruction) or a *cue* that
 only counts when the learned model agrees ("you are now", "stay in character": customers
 write those for honest role-play too). The signals read the folded text (see
-:func:`sidecar.checks.refusal.fold`); the suffix signal reads the original's last tokens,
+:func:`sidecar.checks.refusal_text.fold`); the suffix signal reads the original's last tokens,
 since case is part of what makes them odd.
 
 Techniques, and the category each falls in (the watsonx.governance definitions the
@@ -675,7 +675,7 @@ def _suffix(original: str) -> int:
 
 def signals(original: str, folded: str) -> list[Signal]:
     """Every signal found in a text (``folded``: it casefolded by
-    :func:`~sidecar.checks.refusal.fold`), once per rule."""
+    :func:`~sidecar.checks.refusal_text.fold`), once per rule."""
     found: dict[str, Signal] = {}
     _worded(folded, found)
     if "decode" in found and "rot" in folded and _rot13(folded):

@@ -157,7 +157,7 @@ def _grams(out: list[str], prefix: str, tokens: Sequence[str]) -> None:
 
 
 class View(NamedTuple):
-    """The parts of a text the model reads, folded as :func:`sidecar.checks.refusal.fold`
+    """The parts of a text the model reads, folded as :func:`sidecar.checks.refusal_text.fold`
     leaves them (casefolded, quotes made ASCII, line breaks kept)."""
 
     head: str
