@@ -36,7 +36,7 @@ if str(ROOT) not in sys.path:
 
 from sidecar.checks.attack_model import AttackModel, features, model_text  # noqa: E402
 from sidecar.checks.attack_signals import signals  # noqa: E402
-from sidecar.checks.refusal import fold  # noqa: E402
+from sidecar.checks.refusal_text import fold  # noqa: E402
 from tools.train_refusal import _fit_head, vectorise  # noqa: E402
 
 DEFAULT_OUT = ROOT / "sidecar" / "data" / "attack_model.json.gz"
