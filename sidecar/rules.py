@@ -37,6 +37,7 @@ __all__ = [
     "bundled_path",
     "expand_paths",
     "load_rules",
+    "read_yaml_file",
     "rule_files",
 ]
 
@@ -307,6 +308,22 @@ class _JudgeOverrides:
             self._from[key] = file
 
 
+def read_yaml_file(path: Path, name: str, errors: list[RuleError]) -> tuple[Any, bytes] | None:
+    """A YAML file's document and bytes; None, with the reason in ``errors`` under ``name``,
+    when it cannot be read, is not UTF-8 or is not YAML (with the lines around the fault)."""
+    try:
+        raw = path.read_bytes()
+        return load_yaml(raw.decode("utf-8")), raw
+    except OSError as exc:
+        errors.append(RuleError(name, None, f"cannot read: {exc.strerror}"))
+    except UnicodeDecodeError as exc:
+        errors.append(RuleError(name, None, f"not valid UTF-8 (at byte {exc.start})"))
+    except yaml.YAMLError as exc:
+        errors.append(RuleError(name, None, f"not valid YAML: {yaml_problem(exc)}"))
+        errors[-1].context = yaml_snippet(exc)
+    return None
+
+
 def expand_paths(paths: Iterable[Path], errors: list[RuleError], what: str = "rule") -> list[Path]:
     """The YAML files of ``paths`` (files, and the ``.yaml``/``.yml`` files of directories);
     a missing path, or a directory without ``what`` files, is an error in ``errors``."""
@@ -341,19 +358,10 @@ def _load_file(
     # as a link into a "..2025_01_01_00_00_00.123" directory, which is not what the user
     # wrote. Includes are found beside the file itself (real), as before.
     name = str(path.absolute())
-    try:
-        raw_bytes = path.read_bytes()
-        doc = load_yaml(raw_bytes.decode("utf-8"))
-    except OSError as exc:
-        errors.append(RuleError(name, None, f"cannot read: {exc.strerror}"))
+    read = read_yaml_file(path, name, errors)
+    if read is None:
         return
-    except UnicodeDecodeError as exc:
-        errors.append(RuleError(name, None, f"not valid UTF-8 (at byte {exc.start})"))
-        return
-    except yaml.YAMLError as exc:
-        errors.append(RuleError(name, None, f"not valid YAML: {yaml_problem(exc)}"))
-        errors[-1].context = yaml_snippet(exc)
-        return
+    doc, raw_bytes = read
     digest.update(raw_bytes + b"\0")
     if doc is None:
         errors.append(RuleError(name, None, "the file is empty (a rule file needs rules:)"))

@@ -25,7 +25,7 @@ import yaml
 from jsonschema import Draft202012Validator
 
 from ..errors import RuleError, RuleSetError
-from ..rules import bundled_path, expand_paths, load_yaml, yaml_problem
+from ..rules import bundled_path, expand_paths, load_yaml, read_yaml_file
 
 __all__ = [
     "CATEGORIES",
@@ -184,17 +184,10 @@ def load_library(paths: Iterable[Path] = (), *, builtin: bool = True) -> AttackL
             continue
         seen_files.add(real)
         name = str(path)
-        try:
-            doc = load_yaml(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            errors.append(RuleError(name, None, f"cannot read: {exc.strerror}"))
+        read = read_yaml_file(path, name, errors)
+        if read is None:
             continue
-        except UnicodeDecodeError as exc:
-            errors.append(RuleError(name, None, f"not valid UTF-8 (at byte {exc.start})"))
-            continue
-        except yaml.YAMLError as exc:
-            errors.append(RuleError(name, None, f"not valid YAML: {yaml_problem(exc)}"))
-            continue
+        doc = read[0]
         problems = sorted(_validator().iter_errors(doc), key=lambda e: list(e.absolute_path))
         if problems:
             for err in problems:
