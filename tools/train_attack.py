@@ -35,11 +35,16 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from sidecar.checks.attack_model import AttackModel, features, model_text  # noqa: E402
-from sidecar.checks.attack_signals import signals  # noqa: E402
+from sidecar.checks.attack_signals import SUFFIX_LM_CHARS, _suffix, signals  # noqa: E402
+from sidecar.checks.attack_tail import TAIL_FILE, TailModel, replace_tail_model  # noqa: E402
 from sidecar.checks.refusal_text import fold  # noqa: E402
 from tools.train_refusal import _fit_head, vectorise  # noqa: E402
 
 DEFAULT_OUT = ROOT / "sidecar" / "data" / "attack_model.json.gz"
+TAIL_FPR_BUDGET = 0.0005
+"""At most this share of benign training prompts (one in 2,000) may have a tail the trigram
+model calls unlikely, each scored by counts fitted on the other half of them."""
+TAIL_THRESHOLDS = tuple(round(3.0 + 0.1 * i, 1) for i in range(31))
 HELD_OUT = frozenset(
     {
         "promptinject",
@@ -136,6 +141,40 @@ def lowest(scores: Sequence[float], rows: Sequence[Row], budget: float) -> float
     return 1.0
 
 
+def _odd_tail(text: str) -> str | None:
+    """The tail the suffix signal would score, if the text has one."""
+    odd, tail = _suffix(text)
+    return tail[-SUFFIX_LM_CHARS:] if odd else None
+
+
+def fit_tail(rows: Sequence[Row]) -> TailModel:
+    """The character trigram model of the benign prompts, with the lowest threshold at which
+    at most :data:`TAIL_FPR_BUDGET` of them have an unlikely tail, each scored by counts fitted
+    on the other half (alternate rows)."""
+    benign = [r.prompt for r in rows if not r.attack]
+    halves = (benign[0::2], benign[1::2])
+    scores: list[float] = []
+    for fitted, scored in (halves, halves[::-1]):
+        counts = TailModel.fit(fitted)
+        tails = (_odd_tail(t) for t in scored)
+        scores += [counts.bits(t) for t in tails if t is not None]
+    threshold = next(
+        (
+            t
+            for t in TAIL_THRESHOLDS
+            if sum(s >= t for s in scores) <= TAIL_FPR_BUDGET * len(benign)
+        ),
+        float("inf"),
+    )
+    model = TailModel.fit(benign, threshold)
+    model.meta = {
+        "benign_prompts": len(benign),
+        "odd_tails": len(scores),
+        "fpr_budget": TAIL_FPR_BUDGET,
+    }
+    return model
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, required=True, help="directory of normalised JSONL files")
@@ -149,6 +188,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     for (source, attack), n in sorted(counts.items()):
         print(f"  {source:<24} {'attack' if attack else 'benign':<7} {n:6d}")
     started = time.perf_counter()
+    tail = fit_tail(rows)
+    tail_out = args.out.with_name(TAIL_FILE)
+    tail.save(tail_out)
+    replace_tail_model(tail)  # the signals (features of the model) read these counts
+    _FEATURES.clear()
+    print(
+        f"tail model: threshold {tail.threshold} bits/char over {tail.meta['odd_tails']} odd "
+        f"tails of {tail.meta['benign_prompts']} benign prompts; wrote {tail_out} "
+        f"({tail_out.stat().st_size / 1024:.0f} KiB)"
+    )
     scores = out_of_fold(rows)
     alone = lowest(scores, rows, FPR_BUDGET)
     agree = min(alone, lowest(scores, rows, 2 * FPR_BUDGET))

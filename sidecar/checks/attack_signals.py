@@ -30,6 +30,8 @@ from typing import Any, Literal, NamedTuple
 
 import ahocorasick
 
+from .attack_tail import default_tail_model
+
 _re2: Any
 try:  # optional, as for the shared scan (see sidecar.scan)
     import re2 as _re2  # type: ignore[no-redef]
@@ -55,6 +57,8 @@ TECHNIQUES = (
     "adversarial_suffix",
     "payload_splitting",
     "many_shot",
+    "refusal_suppression",
+    "embedded_instruction",
 )
 """Every technique a signal may name, in the order a detail lists them."""
 ADVANCED = frozenset({"obfuscation", "adversarial_suffix"})
@@ -76,6 +80,33 @@ def category_of(techniques: Sequence[str]) -> Category:
 
 _ANY = r"(?:all|any|every|and|or|the|your|of|these|those|previous|prior|above|earlier|preceding|initial|original|foregoing|following|system|developer|safety|openai|content|ethical|moral)"
 _RULES = r"(?:instructions?|rules|guidelines|directives?|prompts?|directions|programming|restrictions|polic(?:y|ies)|guardrails|constraints|filters|commands|context|training|limitations)"
+
+_HARMFUL_TEXT = (
+    "toxic",
+    "offensive",
+    "hateful",
+    "racist",
+    "sexist",
+    "homophobic",
+    "transphobic",
+    "discriminatory",
+    "derogatory",
+    "insulting",
+    "demeaning",
+    "degrading",
+    "abusive",
+    "obscene",
+    "vulgar",
+    "threatening",
+    "harassing",
+    "defamatory",
+    "bigoted",
+    "slanderous",
+    "hurtful",
+)
+"""Words of a request for hurtful text; inside a benign task ("translate the following: write
+a ... sentence about ...") they make the task the cover of the request."""
+_HARMFUL = "(?:" + "|".join(_HARMFUL_TEXT) + ")"
 
 _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
     # (name, technique, sure, expression)
@@ -192,6 +223,36 @@ _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
         "payload_splitting",
         True,
         r"\b(?:[a-z]\w{0,2})\s*=\s*['\"][^'\"\n]{1,80}['\"].{0,200}\b(?:[a-z]\w{0,2})\s*=\s*['\"][^'\"\n]{1,80}['\"].{0,300}\b(?:(?:combine|concatenate|join) (?:them|the strings|the variables|[a-z]\w{0,2} and)|[a-z]\w{0,2} ?\+ ?[a-z]\w{0,2}).{0,200}\b(?:follow|execute|answer|respond to|do what|carry out|perform|write|tell me|instructions?)\b",
+    ),
+    (
+        "affirmative_prefix",
+        "refusal_suppression",
+        True,
+        r"\b(?:begin|start|open|preface|lead)\w* (?:(?:your|the|each|every) )?(?:\w+ ){0,2}(?:with|by (?:saying|writing|stating|replying)|using)\W{0,3}(?:the (?:sentence|phrase|words?)\W{0,3})?(?:sure|absolutely|of course|certainly)\W{1,3}(?:here|i can|i will|i'd|i would|let me)\b",
+    ),
+    (
+        "no_caveats",
+        "refusal_suppression",
+        False,
+        r"\b(?:do not|don't|never|without|must not|no) (?:\w+ ){0,2}(?:any )?(?:warnings?|disclaimers?|caveats?|moralizing|moralising|moral lectures?|ethical (?:concerns|considerations|reminders|notes)|apolog(?:y|ies|ising|izing))\b",
+    ),
+    (
+        "embedded",
+        "embedded_instruction",
+        True,
+        rf"\b(?:translat|paraphras|rephras|rewrit|summari[sz]|proofread|correct|classify|convert|transcrib|reword|spell[- ]check|edit)\w*\b.{{0,160}}\b(?:write|generate|create|compose|produce|give|tell|say|make|list|post)\w* (?:me |us )?(?:\w+ ){{0,3}}{_HARMFUL}\b",
+    ),
+    (
+        "embedded_after",
+        "embedded_instruction",
+        True,
+        rf"\b(?:write|generate|create|compose|produce|give|tell|say|make|list|post)\w* (?:me |us )?(?:\w+ ){{0,3}}{_HARMFUL}\b.{{0,200}}\b(?:translat|paraphras|rephras|rewrit|summari[sz]|proofread|correct|classify|convert|transcrib|reword|edit)\w* (?:the |this |that )?(?:above|previous|preceding|sentence|text|passage|paragraph|it)\b",
+    ),
+    (
+        "your_prompt",
+        "prompt_extraction",
+        True,
+        r"\b(?:paste|share|give|show|print|list|output|reveal|tell|repeat|write|put|dump|send|copy|display|provide|quote|recite|leak|expose|what (?:is|are|was|were|'s))\b[^.?!\n]{0,60}\byour (?:own )?(?:(?:full|entire|exact|original|initial|hidden|secret|internal|underlying) )*(?:system prompt|system message|pre-?prompt|initial prompt|hidden prompt|system instructions)\b|\bverbatim from your (?:system )?(?:prompt|instructions)\b",
     ),
 )
 
@@ -406,6 +467,40 @@ _TRIGGERS: dict[str, tuple[int, int, tuple[str, ...]]] = {
         ),
     ),
     "exfiltration": (-1, -1, ("![",)),
+    "affirmative_prefix": (80, 20, ("sure", "absolutely", "of course", "certainly")),
+    "no_caveats": (
+        40,
+        10,
+        (
+            "warning",
+            "disclaimer",
+            "caveat",
+            "moraliz",
+            "moralis",
+            "moral lecture",
+            "ethical concerns",
+            "ethical consideration",
+            "ethical reminder",
+            "ethical note",
+            "apolog",
+        ),
+    ),
+    "embedded": (240, 5, _HARMFUL_TEXT),
+    "embedded_after": (60, 260, _HARMFUL_TEXT),
+    "your_prompt": (
+        120,
+        20,
+        (
+            "system prompt",
+            "system message",
+            "preprompt",
+            "pre-prompt",
+            "initial prompt",
+            "hidden prompt",
+            "system instructions",
+            "verbatim from your",
+        ),
+    ),
 }
 """Literal words, one of which occurs in every match of each pattern, and how far before
 and after it the match may reach: one automaton pass finds them, and a pattern is searched
@@ -609,6 +704,10 @@ _BRACKETS = frozenset("[]{}<>`~^\\")
 SUFFIX_TOKENS = 20
 SUFFIX_CUE = 3
 SUFFIX_SURE = 5
+SUFFIX_LM_ODD = 2
+"""From this many odd tokens, the tail's characters are scored by the trigram model of
+:mod:`.attack_tail`: a tail it finds unlikely is a suffix."""
+SUFFIX_LM_CHARS = 150
 _CODE = (
     "```",
     "def ",
@@ -646,7 +745,7 @@ def _odd(token: str) -> bool:
 
 _ODD_QUICK = re.compile(r"[\[\](){}<>\\|^`~*+]+|[a-z][A-Z]|[A-Z][A-Z][a-z]")
 """Where an odd token could be: a run of symbols or a change of case. Every odd token holds
-one, so a tail with fewer than :data:`SUFFIX_CUE` of them is not read token by token."""
+one, so a tail with fewer than :data:`SUFFIX_LM_ODD` of them is not read token by token."""
 
 
 _ODD_SYMBOLS = frozenset("[](){}<>\\|^`~*+")
@@ -654,23 +753,24 @@ _ODD_SYMBOLS = frozenset("[](){}<>\\|^`~*+")
 match, which string methods tell at a fraction of a search's cost."""
 
 
-def _suffix(original: str) -> int:
-    """How many of the last :data:`SUFFIX_TOKENS` tokens are :func:`_odd` (0 for text with
-    code or markup in it, or too short to have a suffix)."""
+def _suffix(original: str) -> tuple[int, str]:
+    """How many of the last :data:`SUFFIX_TOKENS` tokens are :func:`_odd`, and those tokens
+    joined (0 and "" for text with code or markup in it, too short to have a suffix, or with
+    fewer than :data:`SUFFIX_LM_ODD` odd tokens)."""
     parts = original[-SUFFIX_TOKENS * 30 :].rsplit(None, SUFFIX_TOKENS)
     if len(parts) <= SUFFIX_TOKENS // 2:
-        return 0
+        return 0, ""
     tokens = parts[-SUFFIX_TOKENS:]
     tail = " ".join(tokens)
     if tail.lower() == tail and _ODD_SYMBOLS.isdisjoint(tail):
-        return 0  # no capital and no symbol: no odd token (string methods, not a search)
-    if len(_ODD_QUICK.findall(tail)) < SUFFIX_CUE:
-        return 0  # each odd token holds one of these: too few to make a cue
+        return 0, ""  # no capital and no symbol: no odd token (string methods, not a search)
+    if len(_ODD_QUICK.findall(tail)) < SUFFIX_LM_ODD:
+        return 0, ""  # each odd token holds one of these: too few to count
     odd = sum(map(_odd, tokens))
-    if odd < SUFFIX_CUE:
-        return 0
+    if odd < SUFFIX_LM_ODD:
+        return 0, ""
     lowered = original.lower()
-    return 0 if any(c in lowered for c in _CODE) else odd
+    return (0, "") if any(c in lowered for c in _CODE) else (odd, tail)
 
 
 def signals(original: str, folded: str) -> list[Signal]:
@@ -683,10 +783,12 @@ def signals(original: str, folded: str) -> list[Signal]:
     kind = _obfuscation(original, folded)
     if kind is not None:
         found[kind] = Signal("obfuscation", True, kind)
-    odd = _suffix(original)
+    odd, tail = _suffix(original)
     if odd >= SUFFIX_SURE:
         found["suffix"] = Signal("adversarial_suffix", True, "suffix")
-    elif odd:
+    elif odd and default_tail_model().unlikely(tail[-SUFFIX_LM_CHARS:]):
+        found["unlikely_tail"] = Signal("adversarial_suffix", True, "unlikely_tail")
+    elif odd >= SUFFIX_CUE:
         found["odd_tail"] = Signal("adversarial_suffix", False, "odd_tail")
     if folded.count(":") >= MANY_SHOT_TURNS and len(_TURN.findall(folded)) >= MANY_SHOT_TURNS:
         found["many_shot"] = Signal("many_shot", False, "many_shot")
