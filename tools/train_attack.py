@@ -157,7 +157,7 @@ def fit_tail(rows: Sequence[Row]) -> TailModel:
     for fitted, scored in (halves, halves[::-1]):
         counts = TailModel.fit(fitted)
         tails = (_odd_tail(t) for t in scored)
-        scores += [counts.bits(t) for t in tails if t is not None]
+        scores += [counts.worst(t) for t in tails if t is not None]
     threshold = next(
         (
             t

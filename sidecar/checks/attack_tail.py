@@ -37,6 +37,8 @@ K = 0.1
 """Add-k smoothing of the counts."""
 MIN_COUNT = 2
 """Trigrams seen fewer times are not kept (they read as unseen): the file stays small."""
+WINDOW = 60
+STRIDE = 20
 _OTHER_LETTER = "\x01"
 _OTHER = "\x02"
 _START = "\x00" * (ORDER - 1)
@@ -87,8 +89,16 @@ class TailModel:
             total += got if got is not None else miss.get(gram[:-1], unseen)
         return total / (len(s) - len(_START))
 
+    def worst(self, text: str) -> float:
+        """The highest :meth:`bits` of the text's windows of :data:`WINDOW` characters (one
+        window for a shorter text): a suffix reads as odd however much prose precedes it."""
+        if len(text) <= WINDOW:
+            return self.bits(text)
+        starts = range(0, len(text) - WINDOW + STRIDE, STRIDE)
+        return max(self.bits(text[i : i + WINDOW]) for i in starts)
+
     def unlikely(self, text: str) -> bool:
-        return self.bits(text) >= self.threshold
+        return self.worst(text) >= self.threshold
 
     @classmethod
     def fit(cls, texts: Iterable[str], threshold: float = math.inf) -> TailModel:
