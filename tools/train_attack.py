@@ -49,6 +49,9 @@ HELD_OUT = frozenset(
         "self_instruct_user",
         "coconot_contrast",
         "t0_rag",
+        "bipia_email",
+        "cipherchat",
+        "arena_hard",
     }
 )
 """Sources the model never sees: the bench's cross-dataset figures come from them
