@@ -1475,6 +1475,37 @@ def convert_embedded_tasks(reader: RepoReader) -> list[Record]:
     return build_rows(harmful, benign)
 
 
+PAP_FILE = "PAP_Better_Incontext_Sample/mutation_utils.py"
+PAP_MUTATED = re.compile(
+    r"^Mutated Adversarial Prompt \(with the same harmful intention\): (.+)$", re.M
+)
+
+
+def convert_pap_examples(reader: RepoReader) -> list[Record]:
+    """The persuasive paraphrases of harmful requests (Zeng et al., PAP) that the authors'
+    attacker prompts give as in-context examples, one per persuasion technique and request:
+    a harmful request restated with evidence, authority, framing and the like. Read from the
+    ``persuasion_template`` literal (nothing executed); the original requests are not kept."""
+    templates = _literal_dicts(reader.read(PAP_FILE)).get("persuasion_template")
+    if not isinstance(templates, dict) or not templates:
+        raise SourceError("pap_examples: no persuasion_template")
+    rows: list[Record] = []
+    for technique, text in templates.items():
+        for k, found in enumerate(PAP_MUTATED.finditer(str(text))):
+            rows.append(
+                attack_record(
+                    prompt=found.group(1).strip(),
+                    attack=True,
+                    technique="persuasion",
+                    raw_label=technique,
+                    meta={"example": k + 1},
+                )
+            )
+    if not rows:
+        raise SourceError("pap_examples: no mutated prompts")
+    return rows
+
+
 ATTACK_SOURCES = (
     "gptfuzz_templates",
     "inthewild_jailbreaks",
@@ -1499,6 +1530,7 @@ ATTACK_SOURCES = (
     "cipherchat",
     "arena_hard",
     "embedded_tasks",
+    "pap_examples",
 )
 """The sources of the ``attack_attempt`` detector: prompts labelled attack or not."""
 ATTACK_HELD_OUT = frozenset(
@@ -1790,6 +1822,14 @@ SOURCES: tuple[Source, ...] = (
             DONOTANSWER_FILES[0],
         ),
         convert_embedded_tasks,
+        default=False,
+    ),
+    Source(
+        "pap_examples",
+        "CHATS-lab/persuasive_jailbreaker",
+        "11f8e8e89e5fcb2aaeb9d05b9570495d004b499d",
+        (PAP_FILE,),
+        convert_pap_examples,
         default=False,
     ),
 )
