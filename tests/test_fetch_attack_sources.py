@@ -10,6 +10,8 @@ from pathlib import Path
 
 from tools.build_embedded import ATTACK_ROWS, BENIGN_ROWS, FRAMES
 from tools.fetch_detector_data import (
+    ARTPROMPT_FONTS,
+    ARTPROMPT_GOALS,
     ATTACK_HELD_OUT,
     ATTACK_SOURCES,
     ATTACK_TRAINING,
@@ -541,7 +543,7 @@ def test_the_fetch_script_and_the_trainer_hold_out_the_same_sources() -> None:
     assert ATTACK_HELD_OUT == HELD_OUT
     assert set(ATTACK_HELD_OUT) <= set(ATTACK_SOURCES)
     assert "embedded_tasks" in ATTACK_TRAINING
-    assert not {"bipia_email", "cipherchat", "arena_hard"} & set(ATTACK_TRAINING)
+    assert not {"bipia_email", "cipherchat", "arena_hard", "artprompt"} & set(ATTACK_TRAINING)
 
 
 PAP_UTILS = """
@@ -575,3 +577,29 @@ def test_the_pap_examples_are_the_mutated_prompts_only(tmp_path: Path) -> None:
     assert all(r["attack"] is True for r in rows)
     _write(mirror / "CHATS-lab+persuasive_jailbreaker", {path: "persuasion_template = {}\n"})
     assert main(["--mirror", str(mirror), "--out", str(out), "--only", "pap_examples"]) == 1
+
+
+def test_artprompt_draws_the_masked_word_in_each_font_that_has_every_letter(
+    tmp_path: Path,
+) -> None:
+    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    art = [
+        {"id": 0, "text": c, "font": font, "art_text": f"<{font}:{c}>\n"}
+        for font in ("f1", "f2")
+        for c in letters
+    ] + [{"id": 1, "text": "A", "font": "partial", "art_text": "never used"}]
+    mirror = tmp_path / "mirror"
+    _write(mirror / "uw-nsl+ArtPrompt", {"dataset/ViTC/vitc-s.json": json.dumps(art)})
+    out = tmp_path / "out"
+    assert main(["--mirror", str(mirror), "--out", str(out), "--only", "artprompt"]) == 0
+    lines = (out / "artprompt.jsonl").read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in lines]
+    # two fonts only: each goal's ARTPROMPT_FONTS drawings repeat, and repeats are dropped
+    assert len(rows) == 2 * len(ARTPROMPT_GOALS) and ARTPROMPT_FONTS >= 2
+    assert {r["raw_label"] for r in rows} == {"f1", "f2"}
+    first = rows[0]["prompt"]
+    instruction, word = ARTPROMPT_GOALS[0]
+    assert first.startswith(f"The following string is made of ascii art of {len(word)} letters.")
+    assert "".join(f" <f1:{c}>\n\n\n" for c in word) in first
+    assert first.endswith(f"After that, {instruction} (replace [MASK] with this word)?")
+    assert all(r["attack"] is True and r["technique"] == "encoding" for r in rows)

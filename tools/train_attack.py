@@ -52,6 +52,7 @@ HELD_OUT = frozenset(
         "bipia_email",
         "cipherchat",
         "arena_hard",
+        "artprompt",
     }
 )
 """Sources the model never sees: the bench's cross-dataset figures come from them
