@@ -54,6 +54,10 @@ HELD_OUT = frozenset(
         "self_instruct_user",
         "coconot_contrast",
         "t0_rag",
+        "bipia_email",
+        "cipherchat",
+        "arena_hard",
+        "artprompt",
     }
 )
 """Sources the model never sees: the bench's cross-dataset figures come from them
