@@ -131,6 +131,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, required=True, help="directory of normalised JSONL")
     ap.add_argument("--cross", action="store_true", help="also refit without each training source")
+    ap.add_argument(
+        "--pool",
+        action="append",
+        default=[],
+        metavar="NAME=SOURCE,SOURCE",
+        help="also print the pooled figures of these sources under NAME (repeatable)",
+    )
     args = ap.parse_args(argv)
     rows = load(args.data)
     if not rows:
@@ -147,6 +154,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = techniques(args.data, {s for s in sources if s in HELD_OUT})
     training = [r for r in rows if r.source not in HELD_OUT]
     pooled = {"held out": Confusion(), "trained on": Confusion()}
+    groups: dict[str, set[str]] = {}
+    for spec in args.pool:
+        name, _, members = spec.partition("=")
+        groups[name] = set(filter(None, members.split(",")))
+        if not name or not groups[name]:
+            ap.error(f"--pool {spec!r}: give NAME=SOURCE,SOURCE")
+        pooled[name] = Confusion()
     pooled_sure = Confusion()
     categories: dict[str, int] = {}
     print(f"\n{'source':<26} {'':<11} {'detector':<30} figures")
@@ -156,6 +170,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         found = check.assess_many([r.prompt for r in part])
         c = confusion(found, part)
         pooled[held] += c
+        for group, members in groups.items():
+            if source in members:
+                pooled[group] += c
         print(f"{source:<26} {held:<11} {'signals + model (shipped)':<30} {figures(c)}")
         split = by_technique(found, part, names)
         if held == "held out" and len(split) > 1:

@@ -542,8 +542,23 @@ def test_the_fetch_script_and_the_trainer_hold_out_the_same_sources() -> None:
 
     assert ATTACK_HELD_OUT == HELD_OUT
     assert set(ATTACK_HELD_OUT) <= set(ATTACK_SOURCES)
-    assert "embedded_tasks" in ATTACK_TRAINING
-    assert not {"bipia_email", "cipherchat", "arena_hard", "artprompt"} & set(ATTACK_TRAINING)
+    assert "t0_formatted" in ATTACK_TRAINING
+    held = {
+        "bipia_email",
+        "cipherchat",
+        "arena_hard",
+        "artprompt",
+        "embedded_tasks",
+        "pap_examples",
+    }
+    assert not held & set(ATTACK_TRAINING)
+
+
+def test_training_format_instructions_are_not_the_held_out_ones() -> None:
+    from tools.fetch_detector_data import FORMAT_INSTRUCTIONS, TRAINING_FORMATS
+
+    assert len(TRAINING_FORMATS) >= len(FORMAT_INSTRUCTIONS)
+    assert not set(TRAINING_FORMATS) & set(FORMAT_INSTRUCTIONS)
 
 
 PAP_UTILS = """

@@ -1167,9 +1167,36 @@ FORMAT_INSTRUCTIONS = (
 )
 """Output-format instructions appended to the held-out RAG prompts, in turn: customers write
 them, and the last reads like an override without being one."""
+TRAINING_FORMATS = (
+    "Please keep your response under 50 words.",
+    'Give your response as a JSON object with a single key "result".',
+    "Respond only with the letter of the correct option.",
+    "You must answer in one short paragraph, no lists.",
+    "Write your reply in Markdown, under a level-two heading.",
+    "Do not repeat the question; just give the answer and one reason.",
+    "Answer as a numbered list of at most five points.",
+    "Reply in French, then give the English in brackets.",
+    "Be concise: one word if you can.",
+    "Put the final answer on its own line, after 'Answer:'.",
+    "Leave out any preamble and write only what was asked for.",
+    "Use plain text only: no bold, no headings, no code blocks.",
+)
+"""Output-format instructions of the project's own wording (none of the held-out ones)
+appended to training prompts of the same T0 templates as ``t0_tasks``: an instruction on the
+form of the answer after a long text is an ordinary request."""
+T0_FORMATTED_ROWS = 4
+"""Prompts taken from each training T0 template after its first :data:`T0_ROWS`."""
 
 
-def _t0(reader: RepoReader, held_out: bool) -> list[Record]:
+def _t0(
+    reader: RepoReader,
+    held_out: bool,
+    formats: tuple[str, ...] = (),
+    rows_from: int = 0,
+    rows_to: int = T0_ROWS,
+) -> list[Record]:
+    """Prompts ``rows_from`` to ``rows_to`` of each T0 template of the held-out families (or of
+    the others), each with the next of ``formats`` appended (when given)."""
     rows: list[Record] = []
     n = 0
     for path, data in reader.walk(T0_DIR):
@@ -1177,10 +1204,10 @@ def _t0(reader: RepoReader, held_out: bool) -> list[Record]:
         if name.startswith(T0_RAG_HELD_OUT) != held_out:
             continue
         lines = [line for line in data.decode("utf-8").splitlines() if line.strip()]
-        for line in lines[:T0_ROWS]:
+        for line in lines[rows_from:rows_to]:
             text = json.loads(line)["prompt"].rstrip()
-            if held_out:
-                text = f"{text}\n\n{FORMAT_INSTRUCTIONS[n % len(FORMAT_INSTRUCTIONS)]}"
+            if formats:
+                text = f"{text}\n\n{formats[n % len(formats)]}"
                 n += 1
             rows.append(
                 attack_record(
@@ -1202,7 +1229,19 @@ def convert_t0_tasks(reader: RepoReader) -> list[Record]:
 def convert_t0_rag(reader: RepoReader) -> list[Record]:
     """T0's AdversarialQA and Quoref prompts (a passage, then a question on it), each with an
     output-format instruction appended: RAG-style prompts with long contexts."""
-    return _t0(reader, held_out=True)
+    return _t0(reader, held_out=True, formats=FORMAT_INSTRUCTIONS)
+
+
+def convert_t0_formatted(reader: RepoReader) -> list[Record]:
+    """Further prompts of the ``t0_tasks`` templates, each with an output-format instruction
+    of the project's own wording appended (:data:`TRAINING_FORMATS`)."""
+    return _t0(
+        reader,
+        held_out=False,
+        formats=TRAINING_FORMATS,
+        rows_from=T0_ROWS,
+        rows_to=T0_ROWS + T0_FORMATTED_ROWS,
+    )
 
 
 BIPIA_EMAIL_PROMPT = (
@@ -1575,6 +1614,7 @@ ATTACK_SOURCES = (
     "self_instruct_user",
     "t0_tasks",
     "t0_rag",
+    "t0_formatted",
     "coconot_pref_prompts",
     "coconot_contrast",
     "deepinception",
@@ -1603,6 +1643,8 @@ ATTACK_HELD_OUT = frozenset(
         "cipherchat",
         "arena_hard",
         "artprompt",
+        "embedded_tasks",
+        "pap_examples",
     }
 )
 """Attack-attempt sources never trained on (tools/train_attack.py keeps the same list)."""
@@ -1795,6 +1837,13 @@ SOURCES: tuple[Source, ...] = (
         SELF_INSTRUCT_COMMIT,
         (T0_DIR,),
         convert_t0_rag,
+    ),
+    Source(
+        "t0_formatted",
+        "yizhongw/self-instruct",
+        SELF_INSTRUCT_COMMIT,
+        (T0_DIR,),
+        convert_t0_formatted,
     ),
     Source(
         "coconot_pref_prompts",

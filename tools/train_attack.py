@@ -58,6 +58,8 @@ HELD_OUT = frozenset(
         "cipherchat",
         "arena_hard",
         "artprompt",
+        "embedded_tasks",
+        "pap_examples",
     }
 )
 """Sources the model never sees: the bench's cross-dataset figures come from them
