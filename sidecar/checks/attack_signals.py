@@ -649,14 +649,15 @@ def _decodes(token: str) -> str | None:
 
 def _obfuscation(original: str, folded: str) -> str | None:
     """The kind of encoded payload the text carries, if any ("base64", "hex", ...)."""
-    leet = 0
+    leet: set[str] = set()
     for m in _CANDIDATES.finditer(folded):
         kind = m.lastgroup
         stretch = m.group()
         if kind == "leet":
-            leet += _is_leet(stretch)
-            if leet >= 3:
-                return "leetspeak"
+            if _is_leet(stretch):
+                leet.add(stretch)
+                if len(leet) >= LEET_WORDS:
+                    return "leetspeak"
         elif kind == "hex":
             digits = re.sub(r"\\x|0x|[ :,]", "", stretch)
             try:
@@ -667,7 +668,8 @@ def _obfuscation(original: str, folded: str) -> str | None:
                 return "hex"
         elif kind == "split":
             letters = re.sub(r"[^a-z]", "", stretch)
-            if len(letters) >= 5 and letters != "".join(sorted(letters)):
+            least = SPLIT_DOTTED if _DOTTED.fullmatch(stretch) else SPLIT_LETTERS
+            if len(letters) >= least and letters != "".join(sorted(letters)):
                 return "split_letters"
         elif kind == "b64":
             # base64 is case-sensitive: decode the stretch as the original text writes it
@@ -679,11 +681,28 @@ def _obfuscation(original: str, folded: str) -> str | None:
     return None
 
 
+LEET_WORDS = 3
+"""Different leetspeak words from which a text is written in it (one identifier repeated
+is not)."""
+SPLIT_LETTERS = 5
+SPLIT_DOTTED = 7
+"""Letters a word split by separators needs to be hidden (fewer when split by dots only:
+acronyms are written so, "S.M.A.R.T.")."""
+_DOTTED = re.compile(r"(?:[a-z]\.)+[a-z]\.?")
+_HEXISH = frozenset("0123456789abcdef")
+_MEMBER = re.compile(r"[a-z]{3,}\$[a-z]{2,}")
+"""A name, a dollar sign and a name: a member or a variable in R, PHP or a shell, not a
+letter written as "$"."""
+
+
 def _is_leet(token: str) -> bool:
     """A word of four or more written with digits or symbols for some letters ("h4ck3r",
-    "b0mb") that leaves a run of letters when they are read back."""
+    "b0mb") that leaves a run of letters when they are read back. Not hexadecimal
+    ("f1f1f1", a colour) and not a member access ("data$time")."""
     core = token.strip(".,;:!?\"'()[]")
     if len(core) < 4 or not any(c.isalpha() for c in core):
+        return False
+    if _HEXISH.issuperset(core) or _MEMBER.search(core) is not None:
         return False
     subs = sum(c in "430157@$" for c in core)
     if subs < 1 or subs * 2 > len(core) + 1:
@@ -703,10 +722,12 @@ _SYMBOLS = frozenset("[](){}<>\\|^`~*+")
 _BRACKETS = frozenset("[]{}<>`~^\\")
 SUFFIX_TOKENS = 20
 SUFFIX_CUE = 3
-SUFFIX_SURE = 5
+"""Odd tokens from which a tail the trigram model finds likely is still a cue."""
 SUFFIX_LM_ODD = 2
 """From this many odd tokens, the tail's characters are scored by the trigram model of
-:mod:`.attack_tail`: a tail it finds unlikely is a suffix."""
+:mod:`.attack_tail`: a tail it finds unlikely is a suffix. Odd tokens alone do not make one:
+code, logs, formulas and part numbers are full of them, and their characters follow each
+other as such text does, which the model has read."""
 SUFFIX_LM_CHARS = 150
 _CODE = (
     "```",
@@ -784,10 +805,8 @@ def signals(original: str, folded: str) -> list[Signal]:
     if kind is not None:
         found[kind] = Signal("obfuscation", True, kind)
     odd, tail = _suffix(original)
-    if odd >= SUFFIX_SURE:
+    if odd and default_tail_model().unlikely(tail[-SUFFIX_LM_CHARS:]):
         found["suffix"] = Signal("adversarial_suffix", True, "suffix")
-    elif odd and default_tail_model().unlikely(tail[-SUFFIX_LM_CHARS:]):
-        found["unlikely_tail"] = Signal("adversarial_suffix", True, "unlikely_tail")
     elif odd >= SUFFIX_CUE:
         found["odd_tail"] = Signal("adversarial_suffix", False, "odd_tail")
     if folded.count(":") >= MANY_SHOT_TURNS and len(_TURN.findall(folded)) >= MANY_SHOT_TURNS:
