@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import ast
 import csv
+import gzip
 import io
 import json
 import pickle
@@ -1451,15 +1452,16 @@ ARENA_PER_FILE = 400
 ARENA_SEED = 20261128
 
 
-def convert_arena_hard(reader: RepoReader) -> list[Record]:
-    """Arena-Hard's questions: prompts real users sent to Chatbot Arena, chosen by its
-    authors as hard, ordinary tasks (coding, maths, writing). ARENA_PER_FILE of each version,
-    drawn with a fixed seed. Benign by the authors' selection."""
+def _arena_questions(reader: RepoReader, taken: bool) -> list[Record]:
+    """The Arena-Hard questions the seeded sample takes (``taken``) or leaves."""
     rng = random.Random(ARENA_SEED)
     rows: list[Record] = []
     for path in ARENA_FILES:
         items = read_jsonl(reader, path)
-        for item in sorted(rng.sample(items, min(ARENA_PER_FILE, len(items))), key=items.index):
+        chosen = set(rng.sample(range(len(items)), min(ARENA_PER_FILE, len(items))))
+        for i, item in enumerate(items):
+            if (i in chosen) != taken:
+                continue
             turns = item.get("turns")
             text = item.get("prompt") or (
                 turns[0].get("content") if isinstance(turns, list) and turns else None
@@ -1478,6 +1480,116 @@ def convert_arena_hard(reader: RepoReader) -> list[Record]:
                 )
             )
     return rows
+
+
+def convert_arena_hard(reader: RepoReader) -> list[Record]:
+    """Arena-Hard's questions: prompts real users sent to Chatbot Arena, chosen by its
+    authors as hard, ordinary tasks (coding, maths, writing). ARENA_PER_FILE of each version,
+    drawn with a fixed seed. Benign by the authors' selection."""
+    return _arena_questions(reader, taken=True)
+
+
+def convert_arena_hard_rest(reader: RepoReader) -> list[Record]:
+    """The Arena-Hard questions the ``arena_hard`` sample leaves out: a second, disjoint
+    held-out set of real users' requests, heavy in code, maths and data."""
+    return _arena_questions(reader, taken=False)
+
+
+TECH_SEED = 20261128
+"""The seed of the samples drawn from the technical benign sources."""
+HUMANEVAL_FILE = "data/HumanEval.jsonl.gz"
+GSM8K_FILE = "grade_school_math/data/train.jsonl"
+GSM8K_ROWS = 400
+COLLEGE_MATH_FILE = "evaluation/data/college_math/test.jsonl"
+COLLEGE_MATH_ROWS = 400
+GORILLA_FILES = tuple(
+    f"data/apibench/{hub}_eval.json" for hub in ("huggingface", "tensorflow", "torchhub")
+)
+GORILLA_ROWS = 400
+
+
+def _sample(rows: list[Record], n: int) -> list[Record]:
+    """At most ``n`` rows, drawn with TECH_SEED, kept in the source's order."""
+    if len(rows) <= n:
+        return rows
+    chosen = set(random.Random(TECH_SEED).sample(range(len(rows)), n))
+    return [row for i, row in enumerate(rows) if i in chosen]
+
+
+def convert_humaneval_prompts(reader: RepoReader) -> list[Record]:
+    """HumanEval's 164 hand-written Python problems as given to a model: imports, a function
+    signature and a docstring with doctest examples (code a user pastes to have finished)."""
+    text = gzip.decompress(reader.read(HUMANEVAL_FILE)).decode("utf-8")
+    return [
+        attack_record(
+            prompt=item["prompt"],
+            attack=False,
+            technique=None,
+            raw_label=item["task_id"],
+        )
+        for item in (json.loads(line) for line in text.splitlines() if line.strip())
+    ]
+
+
+def convert_gsm8k_questions(reader: RepoReader) -> list[Record]:
+    """Grade-school maths word problems written by human problem writers (GSM8K train),
+    GSM8K_ROWS of them drawn with a fixed seed: numbers, units and arithmetic."""
+    items = read_jsonl(reader, GSM8K_FILE)
+    rows = [
+        attack_record(prompt=item["question"], attack=False, technique=None, raw_label=i)
+        for i, item in enumerate(items)
+    ]
+    return _sample(rows, GSM8K_ROWS)
+
+
+COLLEGE_MATH_LICENCE = re.compile(r"\(CC BY[^-]*\)$")
+"""The per-row licences of college_math kept: CC BY (3.0 or unversioned), not the
+non-commercial, GFDL, unnamed "Creative Commons License" or no-fee rows."""
+
+
+def convert_college_math(reader: RepoReader) -> list[Record]:
+    """College maths exercises in LaTeX (algebra, linear algebra: matrices, systems, vector
+    spaces) taken from open textbooks; only the rows whose own licence is CC BY, then
+    COLLEGE_MATH_ROWS of them drawn with a fixed seed."""
+    rows = [
+        attack_record(
+            prompt=item["question"],
+            attack=False,
+            technique=None,
+            raw_label=item.get("data_topic"),
+            meta={"source": item.get("data_source"), "licence": item["license"]},
+        )
+        for item in read_jsonl(reader, COLLEGE_MATH_FILE)
+        if COLLEGE_MATH_LICENCE.search(str(item.get("license", "")).strip())
+    ]
+    return _sample(rows, COLLEGE_MATH_ROWS)
+
+
+GORILLA_INSTRUCTION = re.compile(r"###\s*Instruction:(.*?)(?:###\s*Output:|$)", re.S)
+GORILLA_INPUT = re.compile(r"\n?###\s*Input:\s*")
+
+
+def convert_gorilla_apibench(reader: RepoReader) -> list[Record]:
+    """APIBench's requests for a machine-learning model or API (Hugging Face, TensorFlow
+    Hub, PyTorch Hub), the instruction and any input before the expected output,
+    GORILLA_ROWS of the evaluation files drawn with a fixed seed."""
+    rows: list[Record] = []
+    for path in GORILLA_FILES:
+        for i, item in enumerate(read_jsonl(reader, path)):
+            found = GORILLA_INSTRUCTION.search(str(item.get("code", "")))
+            if found is None:
+                raise SourceError(f"gorilla_apibench: {path}: row {i} has no instruction")
+            text = GORILLA_INPUT.sub("\n\n", found.group(1).strip())
+            rows.append(
+                attack_record(
+                    prompt=text,
+                    attack=False,
+                    technique=None,
+                    raw_label=item.get("provider"),
+                    meta={"file": path, "row": i},
+                )
+            )
+    return _sample(rows, GORILLA_ROWS)
 
 
 EMBEDDED_HARMFUL = ("privacy violations", "triggers for offensive language")
@@ -1628,6 +1740,11 @@ ATTACK_SOURCES = (
     "embedded_tasks",
     "pap_examples",
     "artprompt",
+    "arena_hard_rest",
+    "humaneval_prompts",
+    "gsm8k_questions",
+    "college_math",
+    "gorilla_apibench",
 )
 """The sources of the ``attack_attempt`` detector: prompts labelled attack or not."""
 ATTACK_HELD_OUT = frozenset(
@@ -1642,6 +1759,7 @@ ATTACK_HELD_OUT = frozenset(
         "bipia_email",
         "cipherchat",
         "arena_hard",
+        "arena_hard_rest",
         "artprompt",
         "embedded_tasks",
         "pap_examples",
@@ -1945,6 +2063,46 @@ SOURCES: tuple[Source, ...] = (
         "6eb866446b7648ccee705bd802fe3ae8694ffc12",
         ("dataset/ViTC/vitc-s.json",),
         convert_artprompt,
+        default=False,
+    ),
+    Source(
+        "arena_hard_rest",
+        "lmarena/arena-hard-auto",
+        "196f6b826783b3da7310e361a805fa36f0be83f3",
+        ARENA_FILES,
+        convert_arena_hard_rest,
+        default=False,
+    ),
+    Source(
+        "humaneval_prompts",
+        "openai/human-eval",
+        "6d43fb980f9fee3c892a914eda09951f772ad10d",
+        (HUMANEVAL_FILE,),
+        convert_humaneval_prompts,
+        default=False,
+    ),
+    Source(
+        "gsm8k_questions",
+        "openai/grade-school-math",
+        "3101c7d5072418e28b9008a6636bde82a006892c",
+        (GSM8K_FILE,),
+        convert_gsm8k_questions,
+        default=False,
+    ),
+    Source(
+        "college_math",
+        "QwenLM/Qwen2.5-Math",
+        "a45202bd16f1ec06f433442dc1152d0074773465",
+        (COLLEGE_MATH_FILE,),
+        convert_college_math,
+        default=False,
+    ),
+    Source(
+        "gorilla_apibench",
+        "ShishirPatil/gorilla",
+        "6ea57973c7a6097fd7c5915698c54c17c5b1b6c8",
+        GORILLA_FILES,
+        convert_gorilla_apibench,
         default=False,
     ),
 )

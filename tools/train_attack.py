@@ -57,6 +57,7 @@ HELD_OUT = frozenset(
         "bipia_email",
         "cipherchat",
         "arena_hard",
+        "arena_hard_rest",
         "artprompt",
         "embedded_tasks",
         "pap_examples",
