@@ -4,19 +4,24 @@ checkouts shaped like the pinned repositories (no network)."""
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import json
 from pathlib import Path
 
 from tools.build_embedded import ATTACK_ROWS, BENIGN_ROWS, FRAMES
 from tools.fetch_detector_data import (
+    ARENA_PER_FILE,
     ARTPROMPT_FONTS,
     ARTPROMPT_GOALS,
     ATTACK_HELD_OUT,
     ATTACK_SOURCES,
     ATTACK_TRAINING,
+    COLLEGE_MATH_ROWS,
     FORMAT_INSTRUCTIONS,
     GARAK_COMMIT,
+    GORILLA_ROWS,
+    GSM8K_ROWS,
     RENELLM_QUESTIONS,
     SAP_PER_TOPIC,
     SAP_TOPICS,
@@ -547,11 +552,14 @@ def test_the_fetch_script_and_the_trainer_hold_out_the_same_sources() -> None:
         "bipia_email",
         "cipherchat",
         "arena_hard",
+        "arena_hard_rest",
         "artprompt",
         "embedded_tasks",
         "pap_examples",
     }
     assert not held & set(ATTACK_TRAINING)
+    technical = {"humaneval_prompts", "gsm8k_questions", "college_math", "gorilla_apibench"}
+    assert technical <= set(ATTACK_TRAINING)
 
 
 def test_training_format_instructions_are_not_the_held_out_ones() -> None:
@@ -618,3 +626,139 @@ def test_artprompt_draws_the_masked_word_in_each_font_that_has_every_letter(
     assert "".join(f" <f1:{c}>\n\n\n" for c in word) in first
     assert first.endswith(f"After that, {instruction} (replace [MASK] with this word)?")
     assert all(r["attack"] is True and r["technique"] == "encoding" for r in rows)
+
+
+def _jsonl(items: list[dict[str, object]]) -> str:
+    return "".join(json.dumps(item) + "\n" for item in items)
+
+
+def test_the_technical_benign_sources_convert_and_are_capped_with_a_seed(
+    tmp_path: Path,
+) -> None:
+    mirror = tmp_path / "mirror"
+    problems = [
+        {
+            "task_id": "HumanEval/0",
+            "prompt": 'def add(a, b):\n    """Add.\n    >>> add(1, 2)\n    3\n    """\n',
+        },
+        {"task_id": "HumanEval/1", "prompt": "def neg(x):\n    '''Negate x.'''\n"},
+    ]
+    human_eval = mirror / "openai+human-eval" / "data" / "HumanEval.jsonl.gz"
+    human_eval.parent.mkdir(parents=True)
+    human_eval.write_bytes(gzip.compress(_jsonl(problems).encode("utf-8")))
+    gsm8k = [
+        {"question": f"Tom has {i} apples. How many?", "answer": "#### 1"}
+        for i in range(GSM8K_ROWS + 50)
+    ]
+    _write(
+        mirror / "openai+grade-school-math", {"grade_school_math/data/train.jsonl": _jsonl(gsm8k)}
+    )
+    licences = [
+        "Creative Commons Attribution 3.0 Unported License (CC BY 3.0)",
+        "Creative Commons Attribution License (CC BY)",
+        "Creative Commons Attribution-NonCommercial-ShareAlike 3.0 Unported License (CC BY-NC-SA 3.0)",
+        "GNU Free Documentation License",
+        "Creative Commons License",
+    ]
+    college = [
+        {
+            "question": f"Solve: $x^{{2}}={i}$",
+            "license": licences[i % len(licences)],
+            "data_topic": "t",
+        }
+        for i in range(5 * COLLEGE_MATH_ROWS)
+    ]
+    _write(
+        mirror / "QwenLM+Qwen2.5-Math", {"evaluation/data/college_math/test.jsonl": _jsonl(college)}
+    )
+    calls = [
+        {
+            "code": f"###Instruction: Find a model for task {i}.\n###Output: <<<api_call>>>: never",
+            "provider": "p",
+        }
+        for i in range(GORILLA_ROWS)
+    ]
+    calls.append(
+        {
+            "code": "### Instruction: Summarise this.\n###Input: Some text.\n###Output: never",
+            "provider": "q",
+        }
+    )
+    _write(
+        mirror / "ShishirPatil+gorilla",
+        {
+            "data/apibench/huggingface_eval.json": _jsonl(calls[: GORILLA_ROWS // 2]),
+            "data/apibench/torchhub_eval.json": _jsonl(calls[GORILLA_ROWS // 2 :] + calls[:3]),
+        },
+    )
+    names = ["humaneval_prompts", "gsm8k_questions", "college_math", "gorilla_apibench"]
+
+    def build(out: Path) -> dict[str, list[dict[str, object]]]:
+        assert main(["--mirror", str(mirror), "--out", str(out), "--only", *names]) == 0
+        return {
+            name: [
+                json.loads(line)
+                for line in (out / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+            ]
+            for name in names
+        }
+
+    built = build(tmp_path / "out")
+    assert built == build(tmp_path / "again")  # the samples are seeded
+    assert [r["prompt"] for r in built["humaneval_prompts"]] == [p["prompt"] for p in problems]
+    for name, rows in built.items():
+        assert all(r["attack"] is False and r["technique"] is None for r in rows), name
+
+    math = built["gsm8k_questions"]
+    assert len(math) == GSM8K_ROWS
+    positions = [int(str(r["raw_label"])) for r in math]  # the question's line in the file
+    assert positions == sorted(positions) and positions != list(range(GSM8K_ROWS))
+
+    college_rows = built["college_math"]
+    assert len(college_rows) == COLLEGE_MATH_ROWS
+    assert {json.dumps(r["meta"]) for r in college_rows} <= {
+        json.dumps({"source": None, "licence": licence}) for licence in licences[:2]
+    }
+
+    api = built["gorilla_apibench"]
+    assert 0 < len(api) <= GORILLA_ROWS
+    assert len({str(r["prompt"]) for r in api}) == len(api)
+    assert not any("never" in str(r["prompt"]) or "###" in str(r["prompt"]) for r in api)
+    assert all(
+        str(r["prompt"]).startswith("Find a model for task ") for r in api if r["raw_label"] == "p"
+    )
+    assert [r["prompt"] for r in api if r["raw_label"] == "q"] in (
+        [],
+        ["Summarise this.\n\nSome text."],
+    )
+
+
+def test_arena_hard_rest_is_exactly_the_questions_the_arena_hard_sample_leaves(
+    tmp_path: Path,
+) -> None:
+    mirror = tmp_path / "mirror"
+    first = [
+        {"uid": f"a{i}", "cluster": "c", "prompt": f"Question {i} about SQL."}
+        for i in range(ARENA_PER_FILE + 7)
+    ]
+    second = [{"uid": f"b{i}", "category": "hard", "prompt": f"Fix regex {i}."} for i in range(3)]
+    _write(
+        mirror / "lmarena+arena-hard-auto",
+        {
+            "data/arena-hard-v0.1/question.jsonl": _jsonl(first),
+            "data/arena-hard-v2.0/question.jsonl": _jsonl(second),
+        },
+    )
+    out = tmp_path / "out"
+    args = ["--mirror", str(mirror), "--out", str(out), "--only", "arena_hard", "arena_hard_rest"]
+    assert main(args) == 0
+
+    def uids(name: str) -> list[str]:
+        lines = (out / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+        return [str(json.loads(line)["meta"]["uid"]) for line in lines]
+
+    taken, rest = uids("arena_hard"), uids("arena_hard_rest")
+    assert len(taken) == ARENA_PER_FILE + 3 and len(rest) == 7
+    assert not set(taken) & set(rest)
+    assert set(taken) | set(rest) == {str(q["uid"]) for q in first + second}
+    assert all(uid.startswith("a") for uid in rest)

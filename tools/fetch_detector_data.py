@@ -1502,9 +1502,7 @@ GSM8K_FILE = "grade_school_math/data/train.jsonl"
 GSM8K_ROWS = 400
 COLLEGE_MATH_FILE = "evaluation/data/college_math/test.jsonl"
 COLLEGE_MATH_ROWS = 400
-GORILLA_FILES = tuple(
-    f"data/apibench/{hub}_eval.json" for hub in ("huggingface", "tensorflow", "torchhub")
-)
+GORILLA_FILES = tuple(f"data/apibench/{hub}_eval.json" for hub in ("huggingface", "torchhub"))
 GORILLA_ROWS = 400
 
 
@@ -1570,9 +1568,9 @@ GORILLA_INPUT = re.compile(r"\n?###\s*Input:\s*")
 
 
 def convert_gorilla_apibench(reader: RepoReader) -> list[Record]:
-    """APIBench's requests for a machine-learning model or API (Hugging Face, TensorFlow
-    Hub, PyTorch Hub), the instruction and any input before the expected output,
-    GORILLA_ROWS of the evaluation files drawn with a fixed seed."""
+    """APIBench's requests for a machine-learning model or API (Hugging Face and PyTorch
+    Hub), the instruction and any input before the expected output, GORILLA_ROWS of the
+    evaluation files drawn with a fixed seed."""
     rows: list[Record] = []
     for path in GORILLA_FILES:
         for i, item in enumerate(read_jsonl(reader, path)):
