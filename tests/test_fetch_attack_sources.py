@@ -7,7 +7,11 @@ import csv
 import gzip
 import io
 import json
+import pickle
+from collections import OrderedDict
 from pathlib import Path
+
+import pytest
 
 from tools.build_embedded import ATTACK_ROWS, BENIGN_ROWS, FRAMES
 from tools.fetch_detector_data import (
@@ -27,6 +31,8 @@ from tools.fetch_detector_data import (
     SAP_TOPICS,
     SELF_INSTRUCT_COMMIT,
     SOURCES,
+    STAQC_ROWS,
+    STAQC_SQL_TITLES,
     main,
 )
 
@@ -558,7 +564,13 @@ def test_the_fetch_script_and_the_trainer_hold_out_the_same_sources() -> None:
         "pap_examples",
     }
     assert not held & set(ATTACK_TRAINING)
-    technical = {"humaneval_prompts", "gsm8k_questions", "college_math", "gorilla_apibench"}
+    technical = {
+        "humaneval_prompts",
+        "gsm8k_questions",
+        "college_math",
+        "gorilla_apibench",
+        "staqc_sql_titles",
+    }
     assert technical <= set(ATTACK_TRAINING)
 
 
@@ -762,3 +774,26 @@ def test_arena_hard_rest_is_exactly_the_questions_the_arena_hard_sample_leaves(
     assert not set(taken) & set(rest)
     assert set(taken) | set(rest) == {str(q["uid"]) for q in first + second}
     assert all(uid.startswith("a") for uid in rest)
+
+
+def test_staqc_titles_are_read_from_a_plain_pickle_and_nothing_else(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mirror = tmp_path / "mirror" / "LittleYUYU+StackOverflow-Question-Code-Dataset"
+    titles = {qid: f"How to GROUP BY column {qid} in MySQL?" for qid in range(STAQC_ROWS + 20)}
+    titles[7] = "Select rows with max date per id"
+    target = mirror / STAQC_SQL_TITLES
+    target.parent.mkdir(parents=True)
+    target.write_bytes(pickle.dumps(titles, protocol=0))
+    out = tmp_path / "out"
+    args = ["--mirror", str(tmp_path / "mirror"), "--out", str(out), "--only", "staqc_sql_titles"]
+    assert main(args) == 0
+    lines = (out / "staqc_sql_titles.jsonl").read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in lines]
+    assert len(rows) == STAQC_ROWS
+    assert all(r["attack"] is False and r["prompt"] == titles[r["raw_label"]] for r in rows)
+    assert [r["raw_label"] for r in rows] == sorted(r["raw_label"] for r in rows)
+
+    target.write_bytes(pickle.dumps(OrderedDict(titles)))  # names a class: refused
+    assert main(args) == 1
+    assert "collections.OrderedDict; only plain data is read" in capsys.readouterr().err

@@ -316,6 +316,17 @@ def read_dataframe_pickle(data: bytes) -> list[dict[str, Any]]:
     return [{c: table[c][r] for c in columns} for r in range(n_rows)]
 
 
+class _PlainUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        raise SourceError(f"pickle refers to {module}.{name}; only plain data is read")
+
+
+def read_plain_pickle(data: bytes) -> Any:
+    """A pickle of built-in values only (dicts, lists, strings, numbers): any class or
+    function it names is refused, so nothing in the file runs."""
+    return _PlainUnpickler(io.BytesIO(data)).load()
+
+
 # --------------------------------------------------------------------------- records
 
 
@@ -1563,6 +1574,27 @@ def convert_college_math(reader: RepoReader) -> list[Record]:
     return _sample(rows, COLLEGE_MATH_ROWS)
 
 
+STAQC_SQL_TITLES = (
+    "annotation_tool/data/code_solution_labeled_data/source/"
+    "sql_how_to_do_it_by_classifier_multiple_qid_to_title.pickle"
+)
+STAQC_ROWS = 400
+
+
+def convert_staqc_sql_titles(reader: RepoReader) -> list[Record]:
+    """Titles of Stack Overflow questions on SQL as their askers wrote them (StaQC's
+    "how to do it" questions with multi-code answers: joins, grouping, pivots, dates, MySQL,
+    PostgreSQL, SQL Server, Oracle ...), STAQC_ROWS of them drawn with a fixed seed."""
+    titles = read_plain_pickle(reader.read(STAQC_SQL_TITLES))
+    if not isinstance(titles, dict):
+        raise SourceError("staqc_sql_titles: the pickle is not a dict of titles")
+    rows = [
+        attack_record(prompt=str(title), attack=False, technique=None, raw_label=qid)
+        for qid, title in sorted(titles.items())
+    ]
+    return _sample(rows, STAQC_ROWS)
+
+
 GORILLA_INSTRUCTION = re.compile(r"###\s*Instruction:(.*?)(?:###\s*Output:|$)", re.S)
 GORILLA_INPUT = re.compile(r"\n?###\s*Input:\s*")
 
@@ -1743,6 +1775,7 @@ ATTACK_SOURCES = (
     "gsm8k_questions",
     "college_math",
     "gorilla_apibench",
+    "staqc_sql_titles",
 )
 """The sources of the ``attack_attempt`` detector: prompts labelled attack or not."""
 ATTACK_HELD_OUT = frozenset(
@@ -2101,6 +2134,14 @@ SOURCES: tuple[Source, ...] = (
         "6ea57973c7a6097fd7c5915698c54c17c5b1b6c8",
         GORILLA_FILES,
         convert_gorilla_apibench,
+        default=False,
+    ),
+    Source(
+        "staqc_sql_titles",
+        "LittleYUYU/StackOverflow-Question-Code-Dataset",
+        "81b74afb40b2c57b34a92ad94a67ade0c305d101",
+        (STAQC_SQL_TITLES,),
+        convert_staqc_sql_titles,
         default=False,
     ),
 )
