@@ -41,10 +41,11 @@ from sidecar.checks.refusal_text import fold  # noqa: E402
 from tools.train_refusal import _fit_head, vectorise  # noqa: E402
 
 DEFAULT_OUT = ROOT / "sidecar" / "data" / "attack_model.json.gz"
-TAIL_FPR_BUDGET = 0.0005
-"""At most this share of benign training prompts (one in 2,000) may have a tail the trigram
-model calls unlikely, each scored by counts fitted on the other half of them."""
-TAIL_THRESHOLDS = tuple(round(3.0 + 0.1 * i, 1) for i in range(31))
+TAIL_FPR_BUDGET = 0.005
+"""At most this share of benign training prompts (one in 200) may have a tail the trigram
+model calls unlikely (a cue the learned model must confirm), each scored by counts fitted on
+the other half of them."""
+TAIL_THRESHOLDS = tuple(round(3.0 + 0.1 * i, 1) for i in range(51))
 HELD_OUT = frozenset(
     {
         "promptinject",
@@ -56,8 +57,8 @@ HELD_OUT = frozenset(
         "t0_rag",
         "bipia_email",
         "cipherchat",
-        "arena_hard",
         "arena_hard_rest",
+        "staqc_sql_titles",
         "artprompt",
         "embedded_tasks",
         "pap_examples",
@@ -165,15 +166,15 @@ def fit_tail(rows: Sequence[Row]) -> TailModel:
         counts = TailModel.fit(fitted)
         tails = (_odd_tail(t) for t in scored)
         scores += [counts.worst(t) for t in tails if t is not None]
-    threshold = next(
-        (
-            t
-            for t in TAIL_THRESHOLDS
-            if sum(s >= t for s in scores) <= TAIL_FPR_BUDGET * len(benign)
-        ),
-        float("inf"),
-    )
-    model = TailModel.fit(benign, threshold)
+
+    def lowest_within(budget: float) -> float:
+        allowed = budget * len(benign)
+        return next(
+            (t for t in TAIL_THRESHOLDS if sum(s >= t for s in scores) <= allowed),
+            float("inf"),
+        )
+
+    model = TailModel.fit(benign, lowest_within(TAIL_FPR_BUDGET))
     model.meta = {
         "benign_prompts": len(benign),
         "odd_tails": len(scores),

@@ -72,10 +72,13 @@ def named_features(cues: Sequence[str], length: int) -> list[str]:
 
 
 def features(read: str, cues: Sequence[str], length: int) -> list[str]:
-    """Every feature name of one text (``read``: its :func:`model_text`), repeats kept: the
-    words, their adjacent pairs, then :func:`named_features`."""
+    """Every feature name of one text (``read``: its :func:`model_text`), each once: the
+    words, their adjacent pairs, then :func:`named_features`. A feature counts once however
+    often it occurs: with counts, the words every long text repeats ("and", "you", "=") added
+    up to an attack's score in long benign prompts (pasted code, documents)."""
     tokens = read.split()
-    return tokens + list(map(" ".join, pairwise(tokens))) + named_features(cues, length)
+    found = tokens + list(map(" ".join, pairwise(tokens))) + named_features(cues, length)
+    return list(dict.fromkeys(found))
 
 
 _BATCH_LOCK = threading.Lock()
@@ -150,6 +153,9 @@ class AttackModel:
         table = self.table()
         slot = table.find(np.concatenate([t_hash, pairs]))
         owner = np.concatenate([event, event[second]])
+        # each feature once per text (see features): one (text, slot) pair each
+        once = np.unique(owner.astype(np.int64) * (len(table.keys) + 1) + slot)
+        owner, slot = once // (len(table.keys) + 1), once % (len(table.keys) + 1)
         sums = np.bincount(owner, weights=table.weights[0][slot], minlength=n)
         return sums.astype(np.int64).tolist()  # type: ignore[no-any-return]
 

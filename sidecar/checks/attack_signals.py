@@ -249,6 +249,24 @@ _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
         rf"\b(?:write|generate|create|compose|produce|give|tell|say|make|list|post)\w* (?:me |us )?(?:\w+ ){{0,3}}{_HARMFUL}\b.{{0,200}}\b(?:translat|paraphras|rephras|rewrit|summari[sz]|proofread|correct|classify|convert|transcrib|reword|edit)\w* (?:the |this |that )?(?:above|previous|preceding|sentence|text|passage|paragraph|it)\b",
     ),
     (
+        "cipher_channel",
+        "obfuscation",
+        True,
+        r"\b(?:we will|we'll|let's|let us|you will|you must|you should|you shall) (?:only )?(?:communicate|talk|converse|chat|speak) (?:only )?(?:in|using|with|through)\s+(?:the\s+)?(?:caesar|atbash|morse|vigen[eè]re|ascii|unicode|utf-?8|base ?64|binary|hex(?:adecimal)?|rot ?13|leetspeak|pig latin|cipher|secret code|code language)\b",
+    ),
+    (
+        "cipher_expert",
+        "obfuscation",
+        False,
+        r"\byou are an expert (?:on|in) (?:the )?(?:caesar|atbash|morse|vigen[eè]re|ascii|unicode|cipher|\w+ cipher)\b",
+    ),
+    (
+        "masked_word",
+        "obfuscation",
+        True,
+        r"\bascii (?:art|string|drawing)\b.{0,1500}\[mask\]|\[mask\].{0,1500}\bascii (?:art|string|drawing)\b|\[mask\].{0,400}\b(?:replace|substitute|fill in)\w*\b.{0,60}\[mask\] with (?:this|that|the) (?:word|letters)\b",
+    ),
+    (
         "your_prompt",
         "prompt_extraction",
         True,
@@ -487,6 +505,13 @@ _TRIGGERS: dict[str, tuple[int, int, tuple[str, ...]]] = {
     ),
     "embedded": (240, 5, _HARMFUL_TEXT),
     "embedded_after": (60, 260, _HARMFUL_TEXT),
+    "cipher_channel": (
+        80,
+        60,
+        ("communicate", "talk in", "talk using", "converse", "chat in", "speak in"),
+    ),
+    "cipher_expert": (20, 60, ("you are an expert on", "you are an expert in")),
+    "masked_word": (-1, -1, ("[mask]",)),
     "your_prompt": (
         120,
         20,
@@ -725,9 +750,9 @@ SUFFIX_CUE = 3
 """Odd tokens from which a tail the trigram model finds likely is still a cue."""
 SUFFIX_LM_ODD = 2
 """From this many odd tokens, the tail's characters are scored by the trigram model of
-:mod:`.attack_tail`: a tail it finds unlikely is a suffix. Odd tokens alone do not make one:
-code, logs, formulas and part numbers are full of them, and their characters follow each
-other as such text does, which the model has read."""
+:mod:`.attack_tail`: a tail it finds unlikely is a cue of a suffix. Nothing about a tail is
+sure on its own: code, logs, formulas and part numbers are full of odd tokens and unlikely
+characters too, so the learned model, which has read such prompts, must agree."""
 SUFFIX_LM_CHARS = 150
 _CODE = (
     "```",
@@ -747,6 +772,13 @@ _CODE = (
     "return ",
 )
 """Marks of code or markup, which are made of odd tokens too: such text is not read."""
+_MATH = re.compile(
+    r"\\(?:frac|dfrac|sqrt|cdot|times|left|right|mathbf|mathrm|mathbb|sum|int|leq?|geq?|neq|pm|pi|alpha|beta|theta|lambda|infty|ldots|cdots|begin|end|vec|hat|bar|partial|det|log|ln|sin|cos|leqslant|geqslant|text|operatorname)\b"
+)
+_INLINE_MATH = re.compile(r"\$[^$\n]{1,120}\$")
+MATH_COMMANDS = 2
+"""Different LaTeX maths commands from which a text is maths (also not read; see
+:func:`_maths`): optimisation suffixes hold a backslash or two, not a formula's vocabulary."""
 
 
 def _odd(token: str) -> bool:
@@ -791,7 +823,23 @@ def _suffix(original: str) -> tuple[int, str]:
     if odd < SUFFIX_LM_ODD:
         return 0, ""
     lowered = original.lower()
-    return (0, "") if any(c in lowered for c in _CODE) else (odd, tail)
+    if any(c in lowered for c in _CODE) or _maths(original):
+        return 0, ""
+    return odd, tail
+
+
+def _maths(text: str) -> bool:
+    """Whether the text holds a formula: a ``$...$`` span with a maths command or an escaped
+    dollar or per cent sign in it, or :data:`MATH_COMMANDS` different commands."""
+    if "\\" not in text:
+        return False
+    if len(set(_MATH.findall(text))) >= MATH_COMMANDS:
+        return True
+    for m in _INLINE_MATH.finditer(text):
+        span = m.group()
+        if "\\$" in span or "\\%" in span or _MATH.search(span) is not None:
+            return True
+    return False
 
 
 def signals(original: str, folded: str) -> list[Signal]:
@@ -806,7 +854,7 @@ def signals(original: str, folded: str) -> list[Signal]:
         found[kind] = Signal("obfuscation", True, kind)
     odd, tail = _suffix(original)
     if odd and default_tail_model().unlikely(tail[-SUFFIX_LM_CHARS:]):
-        found["suffix"] = Signal("adversarial_suffix", True, "suffix")
+        found["unlikely_tail"] = Signal("adversarial_suffix", False, "unlikely_tail")
     elif odd >= SUFFIX_CUE:
         found["odd_tail"] = Signal("adversarial_suffix", False, "odd_tail")
     if folded.count(":") >= MANY_SHOT_TURNS and len(_TURN.findall(folded)) >= MANY_SHOT_TURNS:
