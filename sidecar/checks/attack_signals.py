@@ -13,10 +13,24 @@ override, persona and role-play set-ups, prompt extraction, payload splitting, m
 priming); encodings and optimised token runs are ``advanced`` (obfuscation, adversarial
 suffixes).
 
-Cost: one Aho-Corasick pass finds the literal words every worded pattern holds, and only the
-patterns with such a word are searched for, around it; one search (RE2 where installed) finds
-the stretches that may be encoded; the last tokens are read one by one only when a quick count
-says they could be odd. Most prompts hold none of these, and cost the passes alone.
+Cost: one RE2 pass over the folded text (:data:`_MAYBE`, see :mod:`.prefilter`) tells which
+worded patterns may match anywhere in it, and whether it holds a stretch that may be encoded or
+a look-alike letter. Most prompts hold none of these, and cost that pass alone. Where a worded
+pattern may match, one Aho-Corasick pass finds the literal words the patterns hold (their
+triggers), and only those patterns are searched for with :mod:`re`, around their triggers;
+where a stretch may be encoded, one search (RE2 where installed) finds them; the last tokens
+are read one by one only when a count by string methods says enough of them could be odd.
+
+Adding a worded pattern takes an entry in ``_PATTERNS`` (name, technique, sure or cue, the
+expression) and one in ``_TRIGGERS`` (literal words, one of which every match holds, and how
+far a match may reach before and after it), and nothing else: the prefilter is made from the
+table. The expression is :mod:`re` syntax, searched with :mod:`re` (look-arounds and ``\b``
+are fine). The prefilter reads a superset of it that RE2 accepts (assertions dropped, repeats
+unbounded: :func:`~.prefilter.superset`), so it must keep to the flags that superset keeps
+(DOTALL, MULTILINE, VERBOSE; no IGNORECASE, ASCII or inline flag groups: the text is casefolded
+anyway). A pattern that does not is still found, but is searched for in every text, which costs
+the automaton's pass on every prompt (a test fails to say so). Keep the part that is not an
+assertion specific: where the rest of a pattern occurs, it is searched for.
 """
 
 from __future__ import annotations
@@ -29,6 +43,8 @@ from collections.abc import Sequence
 from typing import Any, Literal, NamedTuple
 
 import ahocorasick
+
+from .prefilter import Prefilter
 
 _re2: Any
 try:  # optional, as for the shared scan (see sidecar.scan)
@@ -432,13 +448,18 @@ def _trigger_automaton() -> Any:
 _AUTOMATON = _trigger_automaton()
 
 
-def _worded(folded: str, found: dict[str, Signal]) -> None:
+def _worded(folded: str, found: dict[str, Signal], maybe: frozenset[str] | None = None) -> None:
     """The worded patterns, each searched around its triggers (the whole text for payload
-    splitting, whose parts lie apart)."""
+    splitting, whose parts lie apart); only those that ``maybe`` (the prefilter's answer,
+    :data:`_MAYBE`) says may match, and no automaton pass where none may."""
+    if maybe is None:
+        maybe = _MAYBE(folded)
+    if maybe.isdisjoint(_COMPILED):
+        return
     tried: dict[str, int] = {}
     for end, (length, names) in _AUTOMATON.iter(folded):
         for name in names:
-            if name in found or tried.get(name, -1) > end:
+            if name in found or name not in maybe or tried.get(name, -1) > end:
                 continue
             before, after, _ = _TRIGGERS[name]
             if before < 0:  # payload splitting: its parts lie apart
@@ -552,8 +573,11 @@ def _decodes(token: str) -> str | None:
     return _texty(raw)
 
 
-def _obfuscation(original: str, folded: str) -> str | None:
-    """The kind of encoded payload the text carries, if any ("base64", "hex", ...)."""
+def _obfuscation(original: str, folded: str, maybe: frozenset[str] | None = None) -> str | None:
+    """The kind of encoded payload the text carries, if any ("base64", "hex", ...); none
+    where the prefilter (``maybe``, :data:`_MAYBE`) finds no stretch that may be encoded."""
+    if _ENCODED not in (_MAYBE(folded) if maybe is None else maybe):
+        return None
     leet = 0
     for m in _CANDIDATES.finditer(folded):
         kind = m.lastgroup
@@ -649,9 +673,34 @@ _ODD_QUICK = re.compile(r"[\[\](){}<>\\|^`~*+]+|[a-z][A-Z]|[A-Z][A-Z][a-z]")
 one, so a tail with fewer than :data:`SUFFIX_CUE` of them is not read token by token."""
 
 
-_ODD_SYMBOLS = frozenset("[](){}<>\\|^`~*+")
-"""The symbols of :data:`_ODD_QUICK`: a tail with none of them and no capital letter has no
-match, which string methods tell at a fraction of a search's cost."""
+_ODD_SYMBOLS = "[](){}<>\\|^`~*+"
+"""The symbols of :data:`_ODD_QUICK`."""
+_KINDS = bytes.maketrans(
+    bytes(range(128)),
+    bytes(
+        ord("a")
+        if chr(c).islower()
+        else ord("A")
+        if chr(c).isupper()
+        else ord("s")
+        if chr(c) in _ODD_SYMBOLS
+        else ord(".")
+        for c in range(128)
+    ),
+)
+"""Each ASCII character as what :data:`_ODD_QUICK` reads of it: ``a`` (``[a-z]``), ``A``
+(``[A-Z]``), ``s`` (one of its symbols) or ``.`` (anything else)."""
+
+
+def _quick_bound(tail: str) -> int:
+    """At least as many as :data:`_ODD_QUICK` finds in ``tail``, counted by string methods at a
+    fraction of the search's cost. Its matches do not overlap: each run of symbols is one,
+    and each of the others holds a capital right after a letter (``aA`` or ``AA``)."""
+    kinds = tail.encode("ascii", "replace").translate(_KINDS)  # one byte a character
+    symbol_runs = kinds.count(b"as") + kinds.count(b"As") + kinds.count(b".s")
+    capital_runs = kinds.count(b"aA") + kinds.count(b"sA") + kinds.count(b".A")
+    capitals_after_capitals = kinds.count(b"A") - capital_runs - kinds.startswith(b"A")
+    return symbol_runs + kinds.startswith(b"s") + kinds.count(b"aA") + capitals_after_capitals
 
 
 def _suffix(original: str) -> int:
@@ -662,9 +711,7 @@ def _suffix(original: str) -> int:
         return 0
     tokens = parts[-SUFFIX_TOKENS:]
     tail = " ".join(tokens)
-    if tail.lower() == tail and _ODD_SYMBOLS.isdisjoint(tail):
-        return 0  # no capital and no symbol: no odd token (string methods, not a search)
-    if len(_ODD_QUICK.findall(tail)) < SUFFIX_CUE:
+    if _quick_bound(tail) < SUFFIX_CUE or len(_ODD_QUICK.findall(tail)) < SUFFIX_CUE:
         return 0  # each odd token holds one of these: too few to make a cue
     odd = sum(map(_odd, tokens))
     if odd < SUFFIX_CUE:
@@ -673,14 +720,22 @@ def _suffix(original: str) -> int:
     return 0 if any(c in lowered for c in _CODE) else odd
 
 
+_ENCODED = "(encoded)"
+_LOOKALIKE = "(homoglyph)"
+_MAYBE = Prefilter({**_COMPILED, _ENCODED: re.compile(_CANDIDATE_EXPR), _LOOKALIKE: _HOMOGLYPH})
+"""Which of the worded patterns, the encoded stretches and the look-alike letters may occur in
+a folded text, in one RE2 pass (see :mod:`.prefilter`): most prompts hold none."""
+
+
 def signals(original: str, folded: str) -> list[Signal]:
     """Every signal found in a text (``folded``: it casefolded by
     :func:`~sidecar.checks.refusal_text.fold`), once per rule."""
     found: dict[str, Signal] = {}
-    _worded(folded, found)
+    maybe = _MAYBE(folded)
+    _worded(folded, found, maybe)
     if "decode" in found and "rot" in folded and _rot13(folded):
         found["rot13"] = Signal("obfuscation", True, "rot13")
-    kind = _obfuscation(original, folded)
+    kind = _obfuscation(original, folded, maybe)
     if kind is not None:
         found[kind] = Signal("obfuscation", True, kind)
     odd = _suffix(original)
@@ -696,6 +751,6 @@ def signals(original: str, folded: str) -> list[Signal]:
         found["developer_mode"] = Signal("persona", True, "developer_mode")
     if "fiction" in found and _FORBIDDEN.search(folded) is not None:
         found["fiction_request"] = Signal("persona", True, "fiction_request")
-    if not original.isascii() and _HOMOGLYPH.search(folded) is not None:
+    if not original.isascii() and _LOOKALIKE in maybe and _HOMOGLYPH.search(folded) is not None:
         found["homoglyph"] = Signal("obfuscation", True, "homoglyph")
     return list(found.values())
