@@ -697,9 +697,13 @@ def _quick_bound(tail: str) -> int:
     fraction of the search's cost. Its matches do not overlap: each run of symbols is one,
     and each of the others holds a capital right after a letter (``aA`` or ``AA``)."""
     kinds = tail.encode("ascii", "replace").translate(_KINDS)  # one byte a character
+    capitals = kinds.count(b"A")
+    loose = kinds.count(b"s") + capitals - kinds.count(b".A")  # at least the bound below
+    if loose < SUFFIX_CUE:
+        return loose
     symbol_runs = kinds.count(b"as") + kinds.count(b"As") + kinds.count(b".s")
     capital_runs = kinds.count(b"aA") + kinds.count(b"sA") + kinds.count(b".A")
-    capitals_after_capitals = kinds.count(b"A") - capital_runs - kinds.startswith(b"A")
+    capitals_after_capitals = capitals - capital_runs - kinds.startswith(b"A")
     return symbol_runs + kinds.startswith(b"s") + kinds.count(b"aA") + capitals_after_capitals
 
 
@@ -722,9 +726,20 @@ def _suffix(original: str) -> int:
 
 _ENCODED = "(encoded)"
 _LOOKALIKE = "(homoglyph)"
-_MAYBE = Prefilter({**_COMPILED, _ENCODED: re.compile(_CANDIDATE_EXPR), _LOOKALIKE: _HOMOGLYPH})
-"""Which of the worded patterns, the encoded stretches and the look-alike letters may occur in
-a folded text, in one RE2 pass (see :mod:`.prefilter`): most prompts hold none."""
+_TURNS = "(turn)"
+_PRIMING = "(primed)"
+_MAYBE = Prefilter(
+    {
+        **_COMPILED,
+        _ENCODED: re.compile(_CANDIDATE_EXPR),
+        _LOOKALIKE: _HOMOGLYPH,
+        _TURNS: _TURN,
+        _PRIMING: _PRIMED,
+    }
+)
+"""Which of the worded patterns, the encoded stretches, the look-alike letters and the
+dialogue turns may occur in a folded text, in one RE2 pass (see :mod:`.prefilter`): most
+prompts hold none."""
 
 
 def signals(original: str, folded: str) -> list[Signal]:
@@ -743,9 +758,17 @@ def signals(original: str, folded: str) -> list[Signal]:
         found["suffix"] = Signal("adversarial_suffix", True, "suffix")
     elif odd:
         found["odd_tail"] = Signal("adversarial_suffix", False, "odd_tail")
-    if folded.count(":") >= MANY_SHOT_TURNS and len(_TURN.findall(folded)) >= MANY_SHOT_TURNS:
+    if (
+        _TURNS in maybe
+        and folded.count(":") >= MANY_SHOT_TURNS
+        and len(_TURN.findall(folded)) >= MANY_SHOT_TURNS
+    ):
         found["many_shot"] = Signal("many_shot", False, "many_shot")
-    elif folded.count("sure") >= PRIMED_TURNS and len(_PRIMED.findall(folded)) >= PRIMED_TURNS:
+    elif (
+        _PRIMING in maybe
+        and folded.count("sure") >= PRIMED_TURNS
+        and len(_PRIMED.findall(folded)) >= PRIMED_TURNS
+    ):
         found["primed"] = Signal("many_shot", True, "primed")
     if "developer_mode" in found and any(w in folded for w in _UNFILTERED):
         found["developer_mode"] = Signal("persona", True, "developer_mode")
