@@ -694,17 +694,15 @@ _KINDS = bytes.maketrans(
 
 def _quick_bound(tail: str) -> int:
     """At least as many as :data:`_ODD_QUICK` finds in ``tail``, counted by string methods at a
-    fraction of the search's cost. Its matches do not overlap: each run of symbols is one,
-    and each of the others holds a capital right after a letter (``aA`` or ``AA``)."""
+    fraction of the search's cost. Its matches do not overlap, and each is a run of symbols,
+    a small letter and a capital (``aA``), or two capitals and a small letter (``AAa``)."""
     kinds = tail.encode("ascii", "replace").translate(_KINDS)  # one byte a character
-    capitals = kinds.count(b"A")
-    loose = kinds.count(b"s") + capitals - kinds.count(b".A")  # at least the bound below
+    cased = kinds.count(b"aA") + kinds.count(b"AAa")  # neither overlaps itself
+    loose = kinds.count(b"s") + cased  # at least the bound below
     if loose < SUFFIX_CUE:
         return loose
     symbol_runs = kinds.count(b"as") + kinds.count(b"As") + kinds.count(b".s")
-    capital_runs = kinds.count(b"aA") + kinds.count(b"sA") + kinds.count(b".A")
-    capitals_after_capitals = capitals - capital_runs - kinds.startswith(b"A")
-    return symbol_runs + kinds.startswith(b"s") + kinds.count(b"aA") + capitals_after_capitals
+    return symbol_runs + kinds.startswith(b"s") + cased
 
 
 def _suffix(original: str) -> int:
