@@ -505,6 +505,11 @@ _CANDIDATE_EXPR = (
 base64 runs. One search for all of them (with RE2 where it is installed, ten times faster
 than :mod:`re` on this), then each stretch is read on its own."""
 _CANDIDATES: Any = (_re2 or re).compile(_CANDIDATE_EXPR)
+_ASCII_CANDIDATES: Any = _re2.compile(_CANDIDATE_EXPR.encode()) if _re2 is not None else None
+"""The same search over an ASCII text's bytes, whose offsets are its characters': RE2's
+wrapper then maps no offsets."""
+_KIND_OF = {index: kind for kind, index in re.compile(_CANDIDATE_EXPR).groupindex.items()}
+"""Each stretch's kind by its group's number (the wrapper's ``lastgroup`` is dearer)."""
 _WORDS = re.compile(r"[a-z]{2,}")
 _INSTRUCTION_WORDS = frozenset(
     [
@@ -579,9 +584,14 @@ def _obfuscation(original: str, folded: str, maybe: frozenset[str] | None = None
     if _ENCODED not in (_MAYBE(folded) if maybe is None else maybe):
         return None
     leet = 0
-    for m in _CANDIDATES.finditer(folded):
-        kind = m.lastgroup
-        stretch = m.group()
+    if _ASCII_CANDIDATES is not None and folded.isascii():
+        found = _ASCII_CANDIDATES.finditer(folded.encode())
+    else:
+        found = _CANDIDATES.finditer(folded)
+    for m in found:
+        kind = _KIND_OF[m.lastindex]
+        start, end = m.span()
+        stretch = folded[start:end]
         if kind == "leet":
             leet += _is_leet(stretch)
             if leet >= 3:
@@ -600,7 +610,6 @@ def _obfuscation(original: str, folded: str, maybe: frozenset[str] | None = None
                 return "split_letters"
         elif kind == "b64":
             # base64 is case-sensitive: decode the stretch as the original text writes it
-            start, end = m.span()
             token = original[start:end] if original.isascii() else stretch
             decoded = _decodes(token)
             if decoded is not None and _instruction(decoded):
