@@ -208,3 +208,31 @@ def test_the_encoded_stretches_are_those_re_finds(monkeypatch: pytest.MonkeyPatc
     assert [_obfuscation(t, fold(t), _MAYBE.everything) for t in texts] == fast
     monkeypatch.setattr(attack_signals, "_CANDIDATES", re.compile(attack_signals._CANDIDATE_EXPR))
     assert [_obfuscation(t, fold(t), _MAYBE.everything) for t in texts] == fast
+
+
+def _plain_suffix(original: str) -> int:
+    """The suffix count with no quick bound: the tokens' count of odd places, then each token."""
+    parts = original[-600:].rsplit(None, 20)
+    if len(parts) <= 10:
+        return 0
+    tokens = parts[-20:]
+    if len(_ODD_QUICK.findall(" ".join(tokens))) < 3:
+        return 0
+    odd = sum(map(attack_signals._odd, tokens))
+    lowered = original.lower()
+    return 0 if odd < 3 or any(c in lowered for c in attack_signals._CODE) else odd
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["word", "Word", "wOrd", "WORd", "x", *"[](){}<>\\|^`~*+", "\u00c9t\u00e9"]
+        ),
+        max_size=60,
+    ),
+    st.lists(st.sampled_from([" ", "  ", "\n", "\u3000", "\x1c", ""]), min_size=60, max_size=60),
+)
+def test_the_suffix_count_is_the_plain_one(tokens: list[str], spaces: list[str]) -> None:
+    original = "".join(t + s for t, s in zip(tokens, spaces, strict=False))
+    assert attack_signals._suffix(original) == _plain_suffix(original)
