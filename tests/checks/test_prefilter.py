@@ -236,3 +236,12 @@ def _plain_suffix(original: str) -> int:
 def test_the_suffix_count_is_the_plain_one(tokens: list[str], spaces: list[str]) -> None:
     original = "".join(t + s for t, s in zip(tokens, spaces, strict=False))
     assert attack_signals._suffix(original) == _plain_suffix(original)
+
+
+def test_without_re2_every_pattern_may_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sidecar.checks import prefilter
+
+    monkeypatch.setattr(prefilter, "_re2", None)
+    found = Prefilter({"plain": re.compile("bar"), "other": re.compile("foo")})
+    assert found.names == [] and found.always == {"plain", "other"}
+    assert found("nothing") == {"plain", "other"}
