@@ -10,7 +10,11 @@
  * here has to be kept in step with the model by hand; the tests hold this, the numpy scorer
  * and the one-by-one scorer equal to the bit.
  *
- * Building it is optional (setup.py): without a compiler the numpy scorer is used.
+ * word_sums does the same for the attack model (attack_model.py): every token of a text and
+ * every adjacent pair, each different one once, in a table of the same layout; the tests hold it, that model's numpy
+ * scorer and its one-by-one scorer equal to the bit.
+ *
+ * Building it is optional (setup.py): without a compiler the numpy scorers are used.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -80,39 +84,51 @@ tokenize(PyObject *s, uint64_t base, Py_ssize_t limit, Toks *out)
 {
     out->n = 0;
     if (!PyUnicode_Check(s)) {
-        PyErr_SetString(PyExc_TypeError, "refusal scorer: every part must be a str");
+        PyErr_SetString(PyExc_TypeError, "scorer: every text and part must be a str");
         return -1;
     }
 #if PY_VERSION_HEX < 0x030C0000
     if (PyUnicode_READY(s) < 0)
         return -1;
 #endif
-    const int kind = PyUnicode_KIND(s);
-    const void *data = PyUnicode_DATA(s);
     const Py_ssize_t len = PyUnicode_GET_LENGTH(s);
+    const void *data = PyUnicode_DATA(s);
     uint64_t h = 0, pw = 1;
     int inside = 0;
-    for (Py_ssize_t i = 0; i < len; i++) {
-        const Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        if (Py_UNICODE_ISSPACE(c)) {
-            if (inside) {
-                inside = 0;
-                if (push(out, h, pw) < 0)
-                    return -1;
-                if (out->n == limit)
-                    return 0;
-            }
-        }
-        else {
-            if (!inside) {
-                inside = 1;
-                h = 0;
-                pw = 1;
-            }
-            h += ((uint64_t)c + 1) * pw;
-            pw *= base;
-        }
+    /* One loop per width of the string's characters, so that each reads its own directly. */
+#define SCAN(TYPE)                                                                             \
+    for (Py_ssize_t i = 0; i < len; i++) {                                                     \
+        const Py_UCS4 c = ((const TYPE *)data)[i];                                             \
+        if (Py_UNICODE_ISSPACE(c)) {                                                           \
+            if (inside) {                                                                      \
+                inside = 0;                                                                    \
+                if (push(out, h, pw) < 0)                                                      \
+                    return -1;                                                                 \
+                if (out->n == limit)                                                           \
+                    return 0;                                                                  \
+            }                                                                                  \
+        }                                                                                      \
+        else {                                                                                 \
+            if (!inside) {                                                                     \
+                inside = 1;                                                                    \
+                h = 0;                                                                         \
+                pw = 1;                                                                        \
+            }                                                                                  \
+            h += ((uint64_t)c + 1) * pw;                                                       \
+            pw *= base;                                                                        \
+        }                                                                                      \
     }
+    switch (PyUnicode_KIND(s)) {
+    case PyUnicode_1BYTE_KIND:
+        SCAN(Py_UCS1)
+        break;
+    case PyUnicode_2BYTE_KIND:
+        SCAN(Py_UCS2)
+        break;
+    default:
+        SCAN(Py_UCS4)
+    }
+#undef SCAN
     if (inside && push(out, h, pw) < 0)
         return -1;
     return 0;
@@ -305,8 +321,122 @@ done:
     return result;
 }
 
+/* The attack model's word features (attack_model.py): every token of each text and every
+ * adjacent pair "a b", looked up in a table of the same layout (its second weight unread). */
+/* The slots a text has counted already: an open-addressing set of slot numbers (plus one,
+ * so that 0 marks a free place), cleared for each text, grown with the longest one. */
+typedef struct {
+    uint64_t *at;
+    size_t cap, used; /* places allocated; places in use for this text (a power of two) */
+} Seen;
+
+static int
+seen_clear(Seen *s, Py_ssize_t features)
+{
+    size_t want = 16;
+    while (want < 2 * (size_t)features + 2)
+        want <<= 1;
+    if (want > s->cap) {
+        uint64_t *grown = PyMem_Realloc(s->at, want * sizeof(uint64_t));
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        s->at = grown;
+        s->cap = want;
+    }
+    s->used = want;
+    memset(s->at, 0, want * sizeof(uint64_t));
+    return 0;
+}
+
+/* 1 when v (not 0) was not in the set, and is now; 0 when it was. */
+static inline int
+seen_add(Seen *s, uint64_t v)
+{
+    const size_t mask = s->used - 1;
+    size_t i = (size_t)((v * MIX) >> 32) & mask;
+    while (s->at[i]) {
+        if (s->at[i] == v)
+            return 0;
+        i = (i + 1) & mask;
+    }
+    s->at[i] = v;
+    return 1;
+}
+
+PyDoc_STRVAR(word_sums_doc,
+"word_sums(texts, base, slots, shift, reach)\n"
+"--\n\n"
+"Per text, the sum of the weights of its whitespace tokens (as str.split() cuts them) and of\n"
+"each adjacent pair \"a b\", each different one counted once, as ints (units of 1/FIXED).\n"
+"texts: a list of str. base: the hash's base. slots, shift, reach: the table, as for sums\n"
+"(the first weight is read).");
+
+static PyObject *
+word_sums(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *texts, *slots_obj;
+    unsigned long long base;
+    int shift, reach;
+    if (!PyArg_ParseTuple(args, "O!KOii:word_sums", &PyList_Type, &texts, &base, &slots_obj,
+                          &shift, &reach))
+        return NULL;
+    if (shift < 1 || shift > 63 || reach < 0 || (uint64_t)reach >= 1ULL << (64 - shift)) {
+        PyErr_SetString(PyExc_ValueError, "attack scorer: bad table shape");
+        return NULL;
+    }
+    Py_buffer slots;
+    if (PyObject_GetBuffer(slots_obj, &slots, PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    PyObject *out = NULL, *result = NULL;
+    Toks toks = {NULL, 0, 0};
+    Seen seen = {NULL, 0, 0};
+    const uint64_t size = 1ULL << (64 - shift);
+    if ((size_t)slots.len % sizeof(Slot) || (uint64_t)slots.len / sizeof(Slot) != size + 1 ||
+        (uintptr_t)slots.buf % _Alignof(Slot)) {
+        PyErr_SetString(PyExc_ValueError, "attack scorer: the slots do not match the shift");
+        goto done;
+    }
+    const Table table = {.slot = slots.buf, .mask = size - 1, .shift = shift, .reach = reach};
+    const Py_ssize_t n = PyList_GET_SIZE(texts);
+    out = PyList_New(n);
+    if (out == NULL)
+        goto done;
+    for (Py_ssize_t e = 0; e < n; e++) {
+        if (tokenize(PyList_GET_ITEM(texts, e), base, -1, &toks) < 0)
+            goto done;
+        if (seen_clear(&seen, 2 * toks.n) < 0)
+            goto done;
+        int64_t z = 0;
+        for (Py_ssize_t k = 0; k < toks.n; k++) {
+            const Slot *word = find(&table, toks.at[k].h);
+            if (seen_add(&seen, (uint64_t)(word - table.slot) + 1))
+                z += word->w0;
+            if (k >= 1) {
+                const Slot *pair = find(&table, join(&toks.at[k - 1], toks.at[k].h, base));
+                if (seen_add(&seen, (uint64_t)(pair - table.slot) + 1))
+                    z += pair->w0;
+            }
+        }
+        PyObject *a = PyLong_FromLongLong(z);
+        if (a == NULL)
+            goto done;
+        PyList_SET_ITEM(out, e, a);
+    }
+    result = out;
+    out = NULL;
+done:
+    PyMem_Free(toks.at);
+    PyMem_Free(seen.at);
+    Py_XDECREF(out);
+    PyBuffer_Release(&slots);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"sums", sums, METH_VARARGS, sums_doc},
+    {"word_sums", word_sums, METH_VARARGS, word_sums_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -330,7 +460,7 @@ static PyModuleDef_Slot slots[] = {
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "sidecar.checks._refusal_native",
-    .m_doc = "The refusal model's word features in C (see refusal_batch.py).",
+    .m_doc = "The refusal and attack models' word features in C (see refusal_batch.py).",
     .m_size = 0,
     .m_methods = methods,
     .m_slots = slots,

@@ -18,3 +18,6 @@ def sums(
     reach: int,
     /,
 ) -> tuple[list[int], list[int]]: ...
+def word_sums(
+    texts: list[str], base: int, slots: Buffer, shift: int, reach: int, /
+) -> list[int]: ...

@@ -124,6 +124,8 @@ class AttackAttempt(Check[AttackParams]):
         return [self._decide(s, p) for s, p in zip(found, scores, strict=True)]
 
     def _decide(self, found: list[Signal], p: float) -> Finding:
+        if not found and (p < self.alone or self.model is None):
+            return Finding(False, (), None, p)  # most texts: no signal, and no model alone
         sure = [s.technique for s in found if s.sure]
         cued = [s.technique for s in found if not s.sure] if p >= self.agree else []
         techniques = sure + cued

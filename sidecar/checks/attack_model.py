@@ -13,8 +13,11 @@ in whole units of 1/:data:`~sidecar.checks.refusal_model.FIXED`, so a sum is exa
 order, and for a batch the words are hashed over one array of code points by the same
 :func:`~sidecar.checks.refusal_batch.tokens`, their pairs by
 :func:`~sidecar.checks.refusal_batch.join_hashes`, and looked up in the same
-open-addressing :class:`~sidecar.checks.refusal_batch.Table`, with no string made per word. One text and a
-batch give the same bits (the tests hold them equal).
+open-addressing :class:`~sidecar.checks.refusal_batch.Table`, with no string made per word.
+Where the package was built with a C compiler, ``_refusal_native.c`` does the same from the
+strings (:func:`~sidecar.checks.refusal_batch.native_word_sums`), for any number of texts:
+the same hash, the same table, the same sums. One text, numpy's batch and the compiled
+scorer give the same bits (the tests hold them equal).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from __future__ import annotations
 import gzip
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -32,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from .refusal_batch import Table, chunks, hash_names, join_hashes, tokens
+from .refusal_batch import Table, chunks, hash_names, join_hashes, native_word_sums, tokens
 from .refusal_model import FIXED, sigmoid
 
 __all__ = [
@@ -54,7 +57,8 @@ TAIL_CHARS = 500
 """The model reads the first and last characters of a prompt (a 2 KB window in all): set-ups
 lead, and injected instructions and optimised suffixes often close."""
 BATCH_MIN = 4
-"""From this many texts, :meth:`AttackModel.score_many` hashes them together with numpy."""
+"""From this many texts, :meth:`AttackModel.score_many` hashes them together with numpy
+(where the compiled scorer is not built; that one reads any number)."""
 
 
 def model_text(folded: str) -> str:
@@ -98,6 +102,9 @@ class AttackModel:
     _fixed: dict[str, int] = field(init=False, repr=False)
     _bias: int = field(init=False, repr=False)
     _table: Table | None = field(init=False, repr=False, default=None)
+    _native: tuple[Callable[[list[str]], list[int]] | None] | None = field(
+        init=False, repr=False, default=None
+    )
 
     def __post_init__(self) -> None:
         self._fixed = {n: f for n, w in self.weights.items() if (f := round(w * FIXED))}
@@ -116,18 +123,33 @@ class AttackModel:
         hashed and summed together (see the module)."""
         if not (len(reads) == len(cues) == len(lengths)):
             raise ValueError("score_many: one cue list and one length per text")
-        if len(reads) < BATCH_MIN:
+        native = self.native_sums()
+        if native is None and len(reads) < BATCH_MIN:
             return [self.score(r, c, n) for r, c, n in zip(reads, cues, lengths, strict=True)]
         weights = self._fixed
         out: list[float] = []
-        sizes = [len(r) + 1 for r in reads]
-        for lo, hi in chunks(sizes):
-            sums = self._word_sums(reads[lo:hi])
+        if native is not None:
+            sums, spans = native(list(reads)), [(0, len(reads))]
+        else:
+            sums, spans = [], list(chunks([len(r) + 1 for r in reads]))
+        for lo, hi in spans:
+            if native is None:
+                sums = self._word_sums(reads[lo:hi])
             for e in range(lo, hi):
                 z = sums[e - lo] + self._bias
                 z = sum(map(weights.get, named_features(cues[e], lengths[e]), repeat(0)), z)
                 out.append(sigmoid(z / FIXED))
         return out
+
+    def native_sums(self) -> Callable[[list[str]], list[int]] | None:
+        """The compiled scorer of the words and pairs, with this model's table, made on first
+        use; None where it is not built (:func:`~sidecar.checks.refusal_model.native_state`)."""
+        if self._native is None:
+            table = self.table()
+            with _BATCH_LOCK:
+                if self._native is None:
+                    self._native = (native_word_sums(table),)
+        return self._native[0]
 
     def table(self) -> Table:
         """The hash table of the vocabulary, made on first use (shared by threads)."""
@@ -142,7 +164,8 @@ class AttackModel:
         return self._table
 
     def _word_sums(self, reads: Sequence[str]) -> list[int]:
-        """Per text, the sum of its words' and pairs' weights (in units of 1/FIXED)."""
+        """Per text, the sum of its words' and pairs' weights (in units of 1/FIXED), with
+        numpy (:meth:`native_sums` computes the same in C)."""
         n = len(reads)
         t_hash, t_len, first, up = tokens(reads)
         count = np.diff(first)

@@ -13,10 +13,24 @@ override, persona and role-play set-ups, prompt extraction, payload splitting, m
 priming); encodings and optimised token runs are ``advanced`` (obfuscation, adversarial
 suffixes).
 
-Cost: one Aho-Corasick pass finds the literal words every worded pattern holds, and only the
-patterns with such a word are searched for, around it; one search (RE2 where installed) finds
-the stretches that may be encoded; the last tokens are read one by one only when a quick count
-says they could be odd. Most prompts hold none of these, and cost the passes alone.
+Cost: one RE2 pass over the folded text (:data:`_MAYBE`, see :mod:`.prefilter`) tells which
+worded patterns may match anywhere in it, and whether it holds a stretch that may be encoded or
+a look-alike letter. Most prompts hold none of these, and cost that pass alone. Where a worded
+pattern may match, one Aho-Corasick pass finds the literal words the patterns hold (their
+triggers), and only those patterns are searched for with :mod:`re`, around their triggers;
+where a stretch may be encoded, one search (RE2 where installed) finds them; the last tokens
+are read one by one only when a count by string methods says enough of them could be odd.
+
+Adding a worded pattern takes an entry in ``_PATTERNS`` (name, technique, sure or cue, the
+expression) and one in ``_TRIGGERS`` (literal words, one of which every match holds, and how
+far a match may reach before and after it), and nothing else: the prefilter is made from the
+table. The expression is :mod:`re` syntax, searched with :mod:`re` (look-arounds and ``\b``
+are fine). The prefilter reads a superset of it that RE2 accepts (assertions dropped, repeats
+unbounded: :func:`~.prefilter.superset`), so it must keep to the flags that superset keeps
+(DOTALL, MULTILINE, VERBOSE; no IGNORECASE, ASCII or inline flag groups: the text is casefolded
+anyway). A pattern that does not is still found, but is searched for in every text, which costs
+the automaton's pass on every prompt (a test fails to say so). Keep the part that is not an
+assertion specific: where the rest of a pattern occurs, it is searched for.
 """
 
 from __future__ import annotations
@@ -31,6 +45,7 @@ from typing import Any, Literal, NamedTuple
 import ahocorasick
 
 from .attack_tail import default_tail_model
+from .prefilter import Prefilter
 
 _re2: Any
 try:  # optional, as for the shared scan (see sidecar.scan)
@@ -552,13 +567,18 @@ def _trigger_automaton() -> Any:
 _AUTOMATON = _trigger_automaton()
 
 
-def _worded(folded: str, found: dict[str, Signal]) -> None:
+def _worded(folded: str, found: dict[str, Signal], maybe: frozenset[str] | None = None) -> None:
     """The worded patterns, each searched around its triggers (the whole text for payload
-    splitting, whose parts lie apart)."""
+    splitting, whose parts lie apart); only those that ``maybe`` (the prefilter's answer,
+    :data:`_MAYBE`) says may match, and no automaton pass where none may."""
+    if maybe is None:
+        maybe = _MAYBE(folded)
+    if maybe.isdisjoint(_COMPILED):
+        return
     tried: dict[str, int] = {}
     for end, (length, names) in _AUTOMATON.iter(folded):
         for name in names:
-            if name in found or tried.get(name, -1) > end:
+            if name in found or name not in maybe or tried.get(name, -1) > end:
                 continue
             before, after, _ = _TRIGGERS[name]
             if before < 0:  # payload splitting: its parts lie apart
@@ -604,6 +624,11 @@ _CANDIDATE_EXPR = (
 base64 runs. One search for all of them (with RE2 where it is installed, ten times faster
 than :mod:`re` on this), then each stretch is read on its own."""
 _CANDIDATES: Any = (_re2 or re).compile(_CANDIDATE_EXPR)
+_ASCII_CANDIDATES: Any = _re2.compile(_CANDIDATE_EXPR.encode()) if _re2 is not None else None
+"""The same search over an ASCII text's bytes, whose offsets are its characters': RE2's
+wrapper then maps no offsets."""
+_KIND_OF = {index: kind for kind, index in re.compile(_CANDIDATE_EXPR).groupindex.items()}
+"""Each stretch's kind by its group's number (the wrapper's ``lastgroup`` is dearer)."""
 _WORDS = re.compile(r"[a-z]{2,}")
 _INSTRUCTION_WORDS = frozenset(
     [
@@ -672,12 +697,20 @@ def _decodes(token: str) -> str | None:
     return _texty(raw)
 
 
-def _obfuscation(original: str, folded: str) -> str | None:
-    """The kind of encoded payload the text carries, if any ("base64", "hex", ...)."""
+def _obfuscation(original: str, folded: str, maybe: frozenset[str] | None = None) -> str | None:
+    """The kind of encoded payload the text carries, if any ("base64", "hex", ...); none
+    where the prefilter (``maybe``, :data:`_MAYBE`) finds no stretch that may be encoded."""
+    if _ENCODED not in (_MAYBE(folded) if maybe is None else maybe):
+        return None
     leet: set[str] = set()
-    for m in _CANDIDATES.finditer(folded):
-        kind = m.lastgroup
-        stretch = m.group()
+    if _ASCII_CANDIDATES is not None and folded.isascii():
+        found = _ASCII_CANDIDATES.finditer(folded.encode())
+    else:
+        found = _CANDIDATES.finditer(folded)
+    for m in found:
+        kind = _KIND_OF[m.lastindex]
+        start, end = m.span()
+        stretch = folded[start:end]
         if kind == "leet":
             if _is_leet(stretch):
                 leet.add(stretch)
@@ -698,7 +731,6 @@ def _obfuscation(original: str, folded: str) -> str | None:
                 return "split_letters"
         elif kind == "b64":
             # base64 is case-sensitive: decode the stretch as the original text writes it
-            start, end = m.span()
             token = original[start:end] if original.isascii() else stretch
             decoded = _decodes(token)
             if decoded is not None and _instruction(decoded):
@@ -801,9 +833,36 @@ _ODD_QUICK = re.compile(r"[\[\](){}<>\\|^`~*+]+|[a-z][A-Z]|[A-Z][A-Z][a-z]")
 one, so a tail with fewer than :data:`SUFFIX_LM_ODD` of them is not read token by token."""
 
 
-_ODD_SYMBOLS = frozenset("[](){}<>\\|^`~*+")
-"""The symbols of :data:`_ODD_QUICK`: a tail with none of them and no capital letter has no
-match, which string methods tell at a fraction of a search's cost."""
+_ODD_SYMBOLS = "[](){}<>\\|^`~*+"
+"""The symbols of :data:`_ODD_QUICK`."""
+_KINDS = bytes.maketrans(
+    bytes(range(128)),
+    bytes(
+        ord("a")
+        if chr(c).islower()
+        else ord("A")
+        if chr(c).isupper()
+        else ord("s")
+        if chr(c) in _ODD_SYMBOLS
+        else ord(".")
+        for c in range(128)
+    ),
+)
+"""Each ASCII character as what :data:`_ODD_QUICK` reads of it: ``a`` (``[a-z]``), ``A``
+(``[A-Z]``), ``s`` (one of its symbols) or ``.`` (anything else)."""
+
+
+def _quick_bound(tail: str) -> int:
+    """At least as many as :data:`_ODD_QUICK` finds in ``tail``, counted by string methods at a
+    fraction of the search's cost. Its matches do not overlap, and each is a run of symbols,
+    a small letter and a capital (``aA``), or two capitals and a small letter (``AAa``)."""
+    kinds = tail.encode("ascii", "replace").translate(_KINDS)  # one byte a character
+    cased = kinds.count(b"aA") + kinds.count(b"AAa")  # neither overlaps itself
+    loose = kinds.count(b"s") + cased  # at least the bound below
+    if loose < SUFFIX_CUE:
+        return loose
+    symbol_runs = kinds.count(b"as") + kinds.count(b"As") + kinds.count(b".s")
+    return symbol_runs + kinds.startswith(b"s") + cased
 
 
 def _suffix(original: str) -> tuple[int, str]:
@@ -815,9 +874,7 @@ def _suffix(original: str) -> tuple[int, str]:
         return 0, ""
     tokens = parts[-SUFFIX_TOKENS:]
     tail = " ".join(tokens)
-    if tail.lower() == tail and _ODD_SYMBOLS.isdisjoint(tail):
-        return 0, ""  # no capital and no symbol: no odd token (string methods, not a search)
-    if len(_ODD_QUICK.findall(tail)) < SUFFIX_LM_ODD:
+    if _quick_bound(tail) < SUFFIX_LM_ODD or len(_ODD_QUICK.findall(tail)) < SUFFIX_LM_ODD:
         return 0, ""  # each odd token holds one of these: too few to count
     odd = sum(map(_odd, tokens))
     if odd < SUFFIX_LM_ODD:
@@ -842,14 +899,33 @@ def _maths(text: str) -> bool:
     return False
 
 
+_ENCODED = "(encoded)"
+_LOOKALIKE = "(homoglyph)"
+_TURNS = "(turn)"
+_PRIMING = "(primed)"
+_MAYBE = Prefilter(
+    {
+        **_COMPILED,
+        _ENCODED: re.compile(_CANDIDATE_EXPR),
+        _LOOKALIKE: _HOMOGLYPH,
+        _TURNS: _TURN,
+        _PRIMING: _PRIMED,
+    }
+)
+"""Which of the worded patterns, the encoded stretches, the look-alike letters and the
+dialogue turns may occur in a folded text, in one RE2 pass (see :mod:`.prefilter`): most
+prompts hold none."""
+
+
 def signals(original: str, folded: str) -> list[Signal]:
     """Every signal found in a text (``folded``: it casefolded by
     :func:`~sidecar.checks.refusal_text.fold`), once per rule."""
     found: dict[str, Signal] = {}
-    _worded(folded, found)
+    maybe = _MAYBE(folded)
+    _worded(folded, found, maybe)
     if "decode" in found and "rot" in folded and _rot13(folded):
         found["rot13"] = Signal("obfuscation", True, "rot13")
-    kind = _obfuscation(original, folded)
+    kind = _obfuscation(original, folded, maybe)
     if kind is not None:
         found[kind] = Signal("obfuscation", True, kind)
     odd, tail = _suffix(original)
@@ -857,14 +933,22 @@ def signals(original: str, folded: str) -> list[Signal]:
         found["unlikely_tail"] = Signal("adversarial_suffix", False, "unlikely_tail")
     elif odd >= SUFFIX_CUE:
         found["odd_tail"] = Signal("adversarial_suffix", False, "odd_tail")
-    if folded.count(":") >= MANY_SHOT_TURNS and len(_TURN.findall(folded)) >= MANY_SHOT_TURNS:
+    if (
+        _TURNS in maybe
+        and folded.count(":") >= MANY_SHOT_TURNS
+        and len(_TURN.findall(folded)) >= MANY_SHOT_TURNS
+    ):
         found["many_shot"] = Signal("many_shot", False, "many_shot")
-    elif folded.count("sure") >= PRIMED_TURNS and len(_PRIMED.findall(folded)) >= PRIMED_TURNS:
+    elif (
+        _PRIMING in maybe
+        and folded.count("sure") >= PRIMED_TURNS
+        and len(_PRIMED.findall(folded)) >= PRIMED_TURNS
+    ):
         found["primed"] = Signal("many_shot", True, "primed")
     if "developer_mode" in found and any(w in folded for w in _UNFILTERED):
         found["developer_mode"] = Signal("persona", True, "developer_mode")
     if "fiction" in found and _FORBIDDEN.search(folded) is not None:
         found["fiction_request"] = Signal("persona", True, "fiction_request")
-    if not original.isascii() and _HOMOGLYPH.search(folded) is not None:
+    if not original.isascii() and _LOOKALIKE in maybe and _HOMOGLYPH.search(folded) is not None:
         found["homoglyph"] = Signal("obfuscation", True, "homoglyph")
     return list(found.values())

@@ -66,6 +66,7 @@ __all__ = [
     "hash_names",
     "join_hashes",
     "name_hash",
+    "native_word_sums",
     "tokens",
 ]
 
@@ -291,18 +292,41 @@ def _native_sums(table: _Table) -> _Sums | None:
     names = ("o:", "o:^ ", *(f"b{i}:" for i in range(BEGIN_TOKENS)), "p:", "p:^ ", "e:", "e:^ ")
     prefixes = tuple((name_hash(n), pow(_P, len(n), 1 << 64)) for n in names)
     limits = (PAIR_TOKENS, OPENING_TOKENS, PIVOT_TOKENS, ENDING_TOKENS)
-    # One row per slot, (key, refusal weight, full weight), and a last of zeros for names
-    # not in the table: a look-up then reads one place in memory, not three.
-    slots = np.zeros((len(table.keys) + 1, 3), dtype=np.uint64)
-    slots[:-1, 0] = table.keys
-    for column, w in enumerate(table.weights, 1):
-        slots[:, column] = w.astype(np.int64).view(np.uint64)
-    view, shift, reach = slots.data, int(table.shift), table.reach
+    view, shift, reach = _slots(table), int(table.shift), table.reach
 
     def sums(
         heads: list[str], openings: list[str], afters: list[str], tails: list[str]
     ) -> tuple[list[int], list[int]]:
         return native(heads, openings, afters, tails, _P, prefixes, limits, view, shift, reach)
+
+    return sums
+
+
+def _slots(table: _Table) -> memoryview:
+    """The table as the compiled scorers read it: one row per slot, (key, first weight,
+    second weight, 0 where the table has one column), and a last of zeros for names not in
+    the table; a look-up then reads one place in memory, not three."""
+    if not 1 <= len(table.weights) <= 2:
+        raise ValueError("the compiled scorers read one or two columns of weights")
+    slots = np.zeros((len(table.keys) + 1, 3), dtype=np.uint64)
+    slots[:-1, 0] = table.keys
+    for column, w in enumerate(table.weights, 1):
+        slots[:, column] = w.astype(np.int64).view(np.uint64)
+    return slots.data
+
+
+def native_word_sums(table: _Table) -> Callable[[list[str]], list[int]] | None:
+    """Per text, the sum of the first weights of its whitespace tokens and of each adjacent
+    pair ``"a b"`` (the attack model's word features), by the compiled scorer with this
+    process's hash; None where it is not used (:func:`~.refusal_model.native_state`)."""
+    if native_state() != "built":
+        return None
+    from ._refusal_native import word_sums as native
+
+    view, shift, reach = _slots(table), int(table.shift), table.reach
+
+    def sums(texts: list[str]) -> list[int]:
+        return native(texts, _P, view, shift, reach)
 
     return sums
 
