@@ -14,7 +14,9 @@ order, and for a batch the words are hashed over one array of code points by the
 :func:`~sidecar.checks.refusal_batch.tokens`, their pairs by
 :func:`~sidecar.checks.refusal_batch.join_hashes`, and looked up in the same
 open-addressing :class:`~sidecar.checks.refusal_batch.Table`, with no string made per word. One text and a
-batch give the same bits (the tests hold them equal).
+batch give the same bits (the tests hold them equal). That machinery (and numpy) is imported
+when a batch is first scored, not with this module: a process whose rules never score
+:data:`BATCH_MIN` texts at once does without numpy.
 """
 
 from __future__ import annotations
@@ -28,12 +30,12 @@ from functools import cache
 from importlib import resources
 from itertools import pairwise, repeat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from .refusal_batch import Table, chunks, hash_names, join_hashes, tokens
 from .refusal_model import FIXED, sigmoid
+
+if TYPE_CHECKING:
+    from .refusal_batch import Table
 
 __all__ = [
     "BATCH_MIN",
@@ -115,6 +117,8 @@ class AttackModel:
             raise ValueError("score_many: one cue list and one length per text")
         if len(reads) < BATCH_MIN:
             return [self.score(r, c, n) for r, c, n in zip(reads, cues, lengths, strict=True)]
+        from .refusal_batch import chunks
+
         weights = self._fixed
         out: list[float] = []
         sizes = [len(r) + 1 for r in reads]
@@ -131,6 +135,10 @@ class AttackModel:
         if self._table is None:
             with _BATCH_LOCK:
                 if self._table is None:
+                    import numpy as np
+
+                    from .refusal_batch import Table, hash_names
+
                     names = list(self._fixed)
                     column = np.fromiter(
                         (self._fixed[n] for n in names), dtype=np.float64, count=len(names)
@@ -140,6 +148,10 @@ class AttackModel:
 
     def _word_sums(self, reads: Sequence[str]) -> list[int]:
         """Per text, the sum of its words' and pairs' weights (in units of 1/FIXED)."""
+        import numpy as np
+
+        from .refusal_batch import join_hashes, tokens
+
         n = len(reads)
         t_hash, t_len, first, up = tokens(reads)
         count = np.diff(first)
