@@ -6,19 +6,24 @@ Runs every bundled pack (or the ``--rules`` given) over each stream (the bundled
 default) exactly as ``llm-sidecar replay --out`` writes verdicts, and prints one SHA-256 per
 stream and pack. Run it on two checkouts: equal digests mean byte-identical verdicts (verdicts
 carry no timings). ``git stash; python bench/verdict_digest.py; git stash pop`` is enough.
+
+It puts its own repository first on ``sys.path``, so it digests the checkout it is in, from
+any directory and without ``PYTHONPATH``, whichever version of llm-sidecar is installed.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import sys
 from pathlib import Path
 
-from sidecar.pipeline import Pipeline
-from sidecar.rules import load_rules
-from sidecar.sources.file import read_batches
-
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from sidecar.pipeline import Pipeline  # noqa: E402
+from sidecar.rules import load_rules  # noqa: E402
+from sidecar.sources.file import read_batches  # noqa: E402
 
 
 def main() -> None:

@@ -35,7 +35,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from .errors import DecodeError, DecodeReason
 from .events import Event, decode
-from .pipeline import Pipeline
+from .pipeline import Pipeline, header_trace_id, own_trace_id
 from .rules import bundled_path
 from .settings import ApiSettings
 
@@ -71,6 +71,9 @@ class _Pending:
     single: bool
     errors: list[dict[str, Any]]
     future: asyncio.Future[bytes | int]
+    trace_id: str | None
+    """The trace id of the request's ``traceparent`` header: the verdict of an event without
+    a ``trace_id`` of its own carries it."""
     timer: asyncio.TimerHandle | None = None
     running: bool = False
 
@@ -240,7 +243,10 @@ class CheckApi:
         if len(self._queue) >= self.cfg.max_queue:
             return self._error(503, "busy", "too many check requests waiting")
         loop = asyncio.get_running_loop()
-        pending = _Pending(events, single, errors, loop.create_future())
+        traced = (
+            header_trace_id(request.headers.items()) if "traceparent" in request.headers else None
+        )
+        pending = _Pending(events, single, errors, loop.create_future(), traced)
         left = self.cfg.deadline_ms / 1000 - (time.perf_counter() - started)
         pending.timer = loop.call_later(max(left, 0.0), self._expire, pending)
         self._queue.append(pending)
@@ -377,8 +383,12 @@ def _check_batch(pipeline: Pipeline, batch: list[_Pending]) -> list[bytes | Exce
     """In a worker thread: one ``Pipeline.run`` over the events of every request in ``batch``,
     then each request's answer as JSON (or what kept it from being rendered: that request alone
     gets 500)."""
-    events = [event for pending in batch for event in pending.events]
-    verdicts, _ = pipeline.run(events, track=False)
+    ready = [
+        (event, own_trace_id(event) or pending.trace_id)
+        for pending in batch
+        for event in pending.events
+    ]
+    verdicts, _ = pipeline.run_traced(ready, track=False)
     answers: list[bytes | Exception] = []
     at = 0
     for pending in batch:

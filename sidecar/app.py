@@ -337,7 +337,7 @@ class App(Lifecycle):
                 decoded, lost = pipeline.decode(records, max_event_bytes=limit, decoder=decoder)
                 dead += lost
                 ready, done = self.joiner.offer(decoded, batch)
-                verdicts, stats = pipeline.run(ready)
+                verdicts, stats = pipeline.run_traced(ready)
                 self._counted(verdicts, batch)
             # The Prometheus counters and tallies once per batch: they cost per rule, not per
             # event (a scrape between two slices sees the batch a moment later, whole).

@@ -12,6 +12,11 @@ it has (and rules that need no text) run, and it is counted by side. A half that
 waiting half, or a pair completed within the last ``max_pending`` pairs, is a duplicate:
 counted and dropped. Events with both fields pass straight through.
 
+**Trace ids.** Every event handed out comes with the trace id its verdict carries (see
+:func:`~sidecar.pipeline.trace_id_of`): an event's own ``trace_id`` field, else its record's
+``traceparent`` header. A pair's is its merged ``trace_id`` field (the response half's over the
+prompt half's), else the prompt half's record's header, else the response half's.
+
 **The commit point.** Nothing may be committed before a waiting half is checked or expired. For
 each partition the joiner knows the highest offset handed to it and the offsets of records
 whose halves still wait; the partition may be committed up to (not including) the earliest
@@ -41,14 +46,17 @@ from prometheus_client import CollectorRegistry, Counter, Gauge
 from pydantic import ValidationError
 
 from .events import Event, as_dict, validate
+from .pipeline import header_trace_id, own_trace_id, trace_id_of
 from .settings import JoinSettings
 from .sources.base import Record
 
-__all__ = ["SIDES", "JoinMetrics", "JoinSettings", "Joiner"]
+__all__ = ["SIDES", "JoinMetrics", "JoinSettings", "Joiner", "Ready"]
 
 Side = Literal["prompt", "response"]
 SIDES: Final[tuple[Side, Side]] = ("prompt", "response")
 Partition = tuple[str, int]
+Ready = tuple[Event, str | None]
+"""An event to check now, and the trace id of the request behind it (None for none)."""
 
 
 @dataclass(slots=True)
@@ -58,6 +66,8 @@ class _Half:
     where: Partition
     offset: int
     arrived: float
+    header_trace: str | None
+    """The trace id of its record's ``traceparent`` header (the record is not kept)."""
 
 
 class JoinMetrics:
@@ -125,13 +135,14 @@ class Joiner:
 
     def offer(
         self, decoded: Sequence[tuple[Record, Event]], batch: Sequence[Record]
-    ) -> tuple[list[Event], list[Record]]:
-        """Take a batch's events; return the events to check now and the records to ack.
+    ) -> tuple[list[Ready], list[Record]]:
+        """Take a batch's events; return the events to check now (with their trace ids) and
+        the records to ack.
 
         ``decoded`` pairs each event with its record; ``batch`` is every record of the batch
         (dead letters included: they are handled once the batch is written).
         """
-        ready: list[Event] = []
+        ready: list[Ready] = []
         for record, event in decoded:
             self._take(record, event, ready)
         for r in batch:
@@ -141,9 +152,9 @@ class Joiner:
         self._expire(ready)
         return ready, self._commit_points()
 
-    def flush(self) -> list[Event]:
+    def flush(self) -> list[Ready]:
         """Every waiting half, as orphans (reason ``end``): the input is over (replay)."""
-        ready: list[Event] = []
+        ready: list[Ready] = []
         while self._waiting:
             _, half = self._waiting.popitem(last=False)
             self._orphan(half, "end", ready)
@@ -151,10 +162,11 @@ class Joiner:
 
     # -- joining ---------------------------------------------------------------------------
 
-    def _take(self, record: Record, event: Event, ready: list[Event]) -> None:
+    def _take(self, record: Record, event: Event, ready: list[Ready]) -> None:
         side = _side(event)
         if side is None:
-            ready.append(event)
+            traced = trace_id_of(record, event) if record.headers or event.extra else None
+            ready.append((event, traced))
             return
         key = _key(event, self.settings.key)
         if key in self._done_keys:
@@ -163,25 +175,33 @@ class Joiner:
         if (key, side) in self._waiting:
             self.metrics.duplicates.labels(side).inc()
             return
+        header_trace = header_trace_id(record.headers) if record.headers else None
         other = self._waiting.pop((key, _other(side)), None)
         if other is not None:
             self._release(other)
-            ready.append(_merge(key, other.event, event) if side == "response" else
-                         _merge(key, event, other.event))  # fmt: skip
+            if side == "response":
+                merged = _merge(key, other.event, event)
+                traced = own_trace_id(merged) or other.header_trace or header_trace
+            else:
+                merged = _merge(key, event, other.event)
+                traced = own_trace_id(merged) or header_trace or other.header_trace
+            ready.append((merged, traced))
             self.metrics.pairs.inc()
             self._done_keys[key] = None
             if len(self._done_keys) > self.settings.max_pending:
                 self._done_keys.popitem(last=False)
             return
         where = (record.topic, record.partition)
-        self._waiting[(key, side)] = _Half(event, side, where, record.offset, self._clock())
+        self._waiting[(key, side)] = _Half(
+            event, side, where, record.offset, self._clock(), header_trace
+        )
         held = self._held.setdefault(where, {})
         held[record.offset] = held.get(record.offset, 0) + 1
         while len(self._waiting) > self.settings.max_pending:
             _, oldest = self._waiting.popitem(last=False)
             self._orphan(oldest, "overflow", ready)
 
-    def _expire(self, ready: list[Event]) -> None:
+    def _expire(self, ready: list[Ready]) -> None:
         horizon = self._clock() - self.settings.ttl_s
         while self._waiting:
             half = next(iter(self._waiting.values()))
@@ -190,10 +210,10 @@ class Joiner:
             self._waiting.popitem(last=False)
             self._orphan(half, "expired", ready)
 
-    def _orphan(self, half: _Half, reason: str, ready: list[Event]) -> None:
+    def _orphan(self, half: _Half, reason: str, ready: list[Ready]) -> None:
         self._release(half)
         self.metrics.orphans.labels(half.side, reason).inc()
-        ready.append(half.event)
+        ready.append((half.event, own_trace_id(half.event) or half.header_trace))
 
     def _release(self, half: _Half) -> None:
         held = self._held[half.where]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from operator import attrgetter
@@ -154,12 +154,24 @@ def trace_id_of(record: Record, event: Event) -> str | None:
     """The trace id of the request behind ``event``: its own ``trace_id`` field (OTLP spans
     carry one), else a W3C ``traceparent`` header of its record; None for neither, or for
     a malformed or all-zero id."""
+    return own_trace_id(event) or header_trace_id(record.headers)
+
+
+def own_trace_id(event: Event) -> str | None:
+    """The event's own ``trace_id`` field, lowercase; None if absent, malformed or zero."""
     own = event.extra.get("trace_id") if event.extra else None
     if isinstance(own, str) and _TRACE_ID.fullmatch(own) and own != _NO_TRACE:
         return own.lower()
-    for name, value in record.headers:
+    return None
+
+
+def header_trace_id(headers: Iterable[tuple[str, bytes | str]]) -> str | None:
+    """The trace id of the first W3C ``traceparent`` among ``headers`` (a record's, or an HTTP
+    request's); None if there is none, or it is malformed or zero."""
+    for name, value in headers:
         if name.lower() == "traceparent":
-            m = _TRACEPARENT.fullmatch(value.decode("ascii", "replace").strip().lower())
+            text = value.decode("ascii", "replace") if isinstance(value, bytes) else value
+            m = _TRACEPARENT.fullmatch(text.strip().lower())
             if m is not None and m.group(1) != _NO_TRACE:
                 return m.group(1)
     return None
@@ -296,6 +308,17 @@ class Pipeline:
                 # alive for as long as someone holds on to it.
                 dead.append(DeadLetter(record, exc.with_traceback(None)))
         return decoded, dead
+
+    def run_traced(
+        self, ready: Sequence[tuple[Event, str | None]], *, track: bool = True
+    ) -> tuple[list[Verdict], BatchStats]:
+        """:meth:`run` on events whose trace ids are known (the join's, which come from
+        either half's record; the inline API's, from the request): each verdict gets its
+        event's."""
+        verdicts, stats = self.run([event for event, _ in ready], track=track)
+        for verdict, (_, trace_id) in zip(verdicts, ready, strict=True):
+            verdict.trace_id = trace_id
+        return verdicts, stats
 
     def run(
         self, events: Sequence[Event], *, track: bool = True

@@ -224,7 +224,7 @@ def replay(
                             batch, max_event_bytes=limit, decoder=decoder
                         )
                         ready, _ = joiner.offer(decoded, batch)
-                        verdicts, stats = pipeline.run(ready)
+                        verdicts, stats = pipeline.run_traced(ready)
                         finish(verdicts, dead, stats)
             except CutOff as exc:
                 # The whole records were checked; the cut one counts as a skipped record.
@@ -232,7 +232,7 @@ def replay(
                 tally.dead["cut_off"] = tally.dead.get("cut_off", 0) + 1
                 print(f"{exc}: skipped", file=sys.stderr)
             if joiner is not None:
-                verdicts, stats = pipeline.run(joiner.flush())
+                verdicts, stats = pipeline.run_traced(joiner.flush())
                 finish(verdicts, [], stats)
         except OSError as exc:  # a read or write failing half-way (a full disk, say)
             raise ConfigError(f"replay failed: {exc.strerror or exc}") from None

@@ -136,6 +136,31 @@ async def test_a_verdict_says_which_fields_were_checked_only_in_part(api: Any) -
     assert "cut" not in (await verdict_of(client, {"id": "b", "response": "fine."}))
 
 
+def traceparent(trace: str) -> dict[str, str]:
+    return {"traceparent": f"00-{trace}-b7ad6b7169203331-01"}
+
+
+async def test_verdicts_carry_the_trace_id_of_the_event_or_the_request(api: Any) -> None:
+    """An event's own ``trace_id``, else the request's W3C ``traceparent`` header, as on the
+    stream (where the header is the record's)."""
+    client, _ = await api()
+    own, header = "1" * 32, "2" * 32
+    assert "trace_id" not in await verdict_of(client, {"id": "a", "response": "fine"})
+    body = await verdict_of(client, {"id": "a", "response": "fine", "trace_id": own.upper()})
+    assert body["trace_id"] == own
+    r = await client.post(
+        "/v1/check", json={"id": "a", "response": "x"}, headers=traceparent(header)
+    )
+    assert r.json()["trace_id"] == header
+    batch = [{"id": "a", "response": "fine", "trace_id": own}, {"id": "b", "response": "fine"}]
+    r = await client.post("/v1/check", json={"events": batch}, headers=traceparent(header))
+    validator("BatchResult").validate(r.json())
+    assert [v["trace_id"] for v in r.json()["verdicts"]] == [own, header]
+    zero = traceparent("0" * 32)
+    r = await client.post("/v1/check", json={"id": "a", "response": "x"}, headers=zero)
+    assert "trace_id" not in r.json()
+
+
 async def test_a_batch_reports_bad_items_by_index(api: Any) -> None:
     client, _ = await api()
     batch = [{"id": "a", "response": "fine"}, {"id": "b"}, {"id": "c", "response": "also fine"}]
@@ -393,15 +418,20 @@ async def test_queued_requests_go_in_one_batch_each_with_its_own_answer(api: Any
     first = await block_the_slot(client)
     singles = [{"id": f"e{i}", "response": "fail" if i % 2 else "fine"} for i in range(5)]
     batch = [{"id": "b0", "response": "fine"}, {"id": "b1"}, {"id": "b2", "response": "fail"}]
-    sent = [asyncio.create_task(client.post("/v1/check", json=e)) for e in singles]
+    traces = [f"{i + 1:032x}" for i in range(len(singles))]
+    sent = [
+        asyncio.create_task(client.post("/v1/check", json=e, headers=traceparent(t)))
+        for e, t in zip(singles, traces, strict=True)
+    ]
     sent.append(asyncio.create_task(client.post("/v1/check", json={"events": batch})))
     await until_queued(registry, 6)
     RELEASE.set()
     assert (await first).status_code == 200
     answers = [(await task).json() for task in sent]
-    for event, answer in zip(singles, answers, strict=False):
+    for event, trace, answer in zip(singles, traces, answers, strict=False):
         validator("Verdict").validate(answer)
         assert answer["id"] == event["id"]
+        assert answer["trace_id"] == trace  # its own request's, in a batch of several
         assert answer["passed"] is (event["response"] == "fine")
     validator("BatchResult").validate(answers[-1])
     assert [(v["id"], v["passed"]) for v in answers[-1]["verdicts"]] == [

@@ -475,11 +475,15 @@ def test_the_new_held_out_sources_convert_and_drop_training_overlap(tmp_path: Pa
     )
     assert not any("never a query" in p or "\u4e0d\u8bfb" in p for p in by_cipher.values())
 
-    arena = rows("arena_hard")
-    assert [r["prompt"] for r in arena] == ["Write a folk tune\u2028in ABC.", "Fix my SQL query."]
+    arena = rows("arena_hard")  # a training source now: its rows are not checked for overlap
+    assert [r["prompt"] for r in arena] == [
+        "Write a folk tune\u2028in ABC.",
+        "Sort these: b a",
+        "Fix my SQL query.",
+    ]
     assert all(r["attack"] is False for r in arena)
     stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
-    assert stats["arena_hard"]["dropped"] == {"overlaps_training": 1}
+    assert stats["arena_hard"]["dropped"] == {}
 
 
 def test_embedded_tasks_put_the_same_frames_around_harmful_and_benign_text(
@@ -557,7 +561,6 @@ def test_the_fetch_script_and_the_trainer_hold_out_the_same_sources() -> None:
     held = {
         "bipia_email",
         "cipherchat",
-        "arena_hard",
         "arena_hard_rest",
         "artprompt",
         "embedded_tasks",
@@ -570,6 +573,7 @@ def test_the_fetch_script_and_the_trainer_hold_out_the_same_sources() -> None:
         "gsm8k_questions",
         "college_math",
         "gorilla_apibench",
+        "arena_hard",
     }
     assert technical <= set(ATTACK_TRAINING)
 
@@ -797,3 +801,22 @@ def test_staqc_titles_are_read_from_a_plain_pickle_and_nothing_else(
     target.write_bytes(pickle.dumps(OrderedDict(titles)))  # names a class: refused
     assert main(args) == 1
     assert "collections.OrderedDict; only plain data is read" in capsys.readouterr().err
+
+
+def test_held_out_rows_a_training_source_holds_are_dropped_and_counted(tmp_path: Path) -> None:
+    from collections import Counter
+
+    from tools.fetch_detector_data import Finished, drop_overlap, training_prompts
+
+    _write(
+        tmp_path,
+        {  # a training source's prompts are read; a held-out source's are not
+            "self_instruct_seed.jsonl": json.dumps({"prompt": "  sort THESE:\nb a "}) + "\n",
+            "promptmap.jsonl": json.dumps({"prompt": "Fix my SQL query."}) + "\n",
+        },
+    )
+    seen = training_prompts(tmp_path)
+    rows = [{"prompt": p} for p in ("Sort these: b a", "Fix my SQL query.", "Write a tune.")]
+    kept = drop_overlap(Finished(rows, Counter({"empty": 2})), seen)
+    assert [r["prompt"] for r in kept.records] == ["Fix my SQL query.", "Write a tune."]
+    assert kept.dropped == Counter({"empty": 2, "overlaps_training": 1})

@@ -27,8 +27,10 @@ def half(rid: str, side: str, i: int, **extra: Any) -> Event:
     return validate({"id": f"{rid}-{side[0]}{i}", "request_id": rid, **text, **extra})
 
 
-def rec(partition: int, offset: int) -> Record:
-    return Record(b"", "t", partition, offset)
+def rec(partition: int, offset: int, trace: str | None = None) -> Record:
+    """A record; with ``trace``, a W3C ``traceparent`` header of that trace id."""
+    headers = (("traceparent", f"00-{trace}-b7ad6b7169203331-01".encode()),) if trace else ()
+    return Record(b"", "t", partition, offset, None, None, headers)
 
 
 def make(**settings: Any) -> tuple[Joiner, Clock, CollectorRegistry]:
@@ -38,7 +40,13 @@ def make(**settings: Any) -> tuple[Joiner, Clock, CollectorRegistry]:
 
 def offer(j: Joiner, *items: tuple[Record, Event]) -> tuple[list[Event], dict[int, int]]:
     ready, acks = j.offer(list(items), [r for r, _ in items])
-    return ready, {r.partition: r.offset + 1 for r in acks}
+    return [event for event, _ in ready], {r.partition: r.offset + 1 for r in acks}
+
+
+def traces(j: Joiner, *items: tuple[Record, Event]) -> dict[str, str | None]:
+    """Event id -> trace id, of the events the joiner hands out for ``items``."""
+    ready, _ = j.offer(list(items), [r for r, _ in items])
+    return {event.id: trace for event, trace in ready}
 
 
 def value(registry: CollectorRegistry, name: str, **labels: str) -> float:
@@ -132,9 +140,14 @@ def test_replay_joins_halves_across_the_file(
 
     lines = [
         {"id": "a-r", "request_id": "a", "response": "reach me at a@example.com"},
-        {"id": "b-p", "request_id": "b", "prompt": "hello"},
+        {"id": "b-p", "request_id": "b", "prompt": "hello", "trace_id": "b" * 32},
         {"id": "whole", "prompt": "p", "response": "r"},
-        {"id": "a-p", "request_id": "a", "prompt": "my mail is a@example.com"},
+        {
+            "id": "a-p",
+            "request_id": "a",
+            "prompt": "my mail is a@example.com",
+            "trace_id": "a" * 32,
+        },
         {"id": "c-r", "request_id": "c", "response": "an answer to nothing"},
     ]
     events = tmp_path / "e.jsonl"
@@ -155,6 +168,64 @@ def test_replay_joins_halves_across_the_file(
     assert verdicts["a"]["checks"]["p-mail"]["passed"] is False
     assert set(verdicts["b-p"]["checks"]) == {"p-mail"}  # an orphan: its own field only
     assert set(verdicts["c-r"]["checks"]) == {"r-mail"}
+    assert verdicts["a"]["trace_id"] == "a" * 32  # a pair's and an orphan's trace ids
+    assert verdicts["b-p"]["trace_id"] == "b" * 32
+    assert "trace_id" not in verdicts["c-r"]
+
+
+T1, T2, T3 = "1" * 32, "2" * 32, "3" * 32
+
+
+def test_joined_events_keep_the_trace_id_of_either_half() -> None:
+    """A pair takes its merged ``trace_id`` field, else the prompt half's record's
+    ``traceparent``, else the response half's; whole events and orphans their own."""
+    j, clock, _ = make(ttl_s=10)
+    assert traces(j, (rec(0, 0, T1), half("a", "prompt", 0))) == {}
+    assert traces(j, (rec(1, 0), half("a", "response", 0))) == {"a": T1}
+    assert traces(j, (rec(0, 1), half("b", "prompt", 0))) == {}
+    assert traces(j, (rec(1, 1, T2), half("b", "response", 0))) == {"b": T2}
+    assert traces(j, (rec(1, 2, T2), half("c", "response", 0))) == {}
+    assert traces(j, (rec(0, 2, T1), half("c", "prompt", 0))) == {"c": T1}
+    assert traces(j, (rec(0, 3, T1), half("d", "prompt", 0))) == {}
+    assert traces(j, (rec(1, 3), half("d", "response", 0, trace_id=T3))) == {"d": T3}
+    assert traces(j, (rec(0, 4), half("e", "prompt", 0))) == {}
+    assert traces(j, (rec(1, 4), half("e", "response", 0))) == {"e": None}
+    whole = Event(id="w", prompt="p", response="r")
+    assert traces(j, (rec(0, 5, T3), whole)) == {"w": T3}
+    assert traces(j, (rec(0, 6, T2), half("f", "prompt", 0))) == {}
+    clock.now += 11
+    assert traces(j) == {"f-p0": T2}  # an orphan keeps its record's trace id
+    assert traces(j, (rec(0, 7, T2), half("g", "prompt", 0, trace_id=T3))) == {}
+    assert [(e.id, t) for e, t in j.flush()] == [("g-p0", T3)]
+
+
+async def test_the_app_gives_joined_verdicts_their_trace_ids(tmp_path: Any) -> None:
+    """The stream with ``join.enabled``: the verdict of a pair carries the trace id of the
+    prompt half's record, and so does its JSON."""
+    import orjson
+
+    from sidecar.app import App
+    from sidecar.settings import Settings
+    from sidecar.sinks import Sink
+    from sidecar.sources.file import FileSource
+
+    empty = tmp_path / "none.jsonl"
+    empty.write_text("")
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("version: 1\nrules:\n  - {id: r-mail, check: contains_email, expect: false}\n")
+    settings = Settings(rules=[rules], reload_interval_s=0, join={"enabled": True})
+    app = App(settings, source=FileSource(empty), sink=Sink(), registry=CollectorRegistry())
+    await app.start()
+    try:
+        head = (("traceparent", f"00-{T1}-b7ad6b7169203331-01".encode()),)
+        prompt = b'{"id": "a-p", "request_id": "a", "prompt": "hi"}'
+        response = b'{"id": "a-r", "request_id": "a", "response": "mail a@example.com"}'
+        assert await app.handle([Record(prompt, "t", 0, 0, None, None, head)]) == []
+        (verdict,) = await app.handle([Record(response, "t", 1, 0)])
+    finally:
+        await app.stop()
+    assert verdict.id == "a" and verdict.passed is False
+    assert orjson.loads(verdict.to_json())["trace_id"] == T1
 
 
 def test_a_field_sent_as_null_by_one_half_does_not_unset_the_other_halfs() -> None:

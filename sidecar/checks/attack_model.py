@@ -17,7 +17,9 @@ open-addressing :class:`~sidecar.checks.refusal_batch.Table`, with no string mad
 Where the package was built with a C compiler, ``_refusal_native.c`` does the same from the
 strings (:func:`~sidecar.checks.refusal_batch.native_word_sums`), for any number of texts:
 the same hash, the same table, the same sums. One text, numpy's batch and the compiled
-scorer give the same bits (the tests hold them equal).
+scorer give the same bits (the tests hold them equal). That machinery (and numpy) is
+imported when the model first scores, not with this module: looking the check up, or a
+process whose rules never run it, does without numpy.
 """
 
 from __future__ import annotations
@@ -31,12 +33,12 @@ from functools import cache
 from importlib import resources
 from itertools import pairwise, repeat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from .refusal_batch import Table, chunks, hash_names, join_hashes, native_word_sums, tokens
 from .refusal_model import FIXED, sigmoid
+
+if TYPE_CHECKING:
+    from .refusal_batch import Table
 
 __all__ = [
     "BATCH_MIN",
@@ -126,6 +128,8 @@ class AttackModel:
         native = self.native_sums()
         if native is None and len(reads) < BATCH_MIN:
             return [self.score(r, c, n) for r, c, n in zip(reads, cues, lengths, strict=True)]
+        from .refusal_batch import chunks
+
         weights = self._fixed
         out: list[float] = []
         if native is not None:
@@ -145,6 +149,8 @@ class AttackModel:
         """The compiled scorer of the words and pairs, with this model's table, made on first
         use; None where it is not built (:func:`~sidecar.checks.refusal_model.native_state`)."""
         if self._native is None:
+            from .refusal_batch import native_word_sums
+
             table = self.table()
             with _BATCH_LOCK:
                 if self._native is None:
@@ -156,6 +162,10 @@ class AttackModel:
         if self._table is None:
             with _BATCH_LOCK:
                 if self._table is None:
+                    import numpy as np
+
+                    from .refusal_batch import Table, hash_names
+
                     names = list(self._fixed)
                     column = np.fromiter(
                         (self._fixed[n] for n in names), dtype=np.float64, count=len(names)
@@ -166,6 +176,10 @@ class AttackModel:
     def _word_sums(self, reads: Sequence[str]) -> list[int]:
         """Per text, the sum of its words' and pairs' weights (in units of 1/FIXED), with
         numpy (:meth:`native_sums` computes the same in C)."""
+        import numpy as np
+
+        from .refusal_batch import join_hashes, tokens
+
         n = len(reads)
         t_hash, t_len, first, up = tokens(reads)
         count = np.diff(first)

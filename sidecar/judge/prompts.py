@@ -10,10 +10,16 @@ Prompts are versioned. ``Prompt.version`` is part of the judge cache key and of 
 line of every system message (``[llm-sidecar judge: <id> v<version>]``), so a reworded
 prompt never reuses answers given to the old wording, and a scripted test server can tell
 which step it is answering. Bump the version of a prompt whenever its meaning changes.
+
+The set as a whole has :data:`PROMPT_SET_VERSION`, named in the judge's start line, and
+:data:`PROMPT_SET_DIGEST`, the :func:`prompt_set_digest` of the prompts that version names: a
+test holds the two equal, so no prompt is added, removed or reworded without a new set
+version.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -25,16 +31,21 @@ from .metrics import normalize_verdict
 
 __all__ = [
     "PROMPTS",
+    "PROMPT_SET_DIGEST",
     "PROMPT_SET_VERSION",
     "AnswerError",
     "Correctness",
     "Prompt",
     "marker",
     "parse_marker",
+    "prompt_set_digest",
 ]
 
-PROMPT_SET_VERSION = "1"
-"""Bumped when any prompt changes; reported in logs so judged scores can be traced."""
+PROMPT_SET_VERSION = "2"
+"""Bumped when any prompt is added, removed or changed (then :data:`PROMPT_SET_DIGEST` is
+recorded anew); named in the judge's start line so judged scores can be traced to it."""
+PROMPT_SET_DIGEST = "e05286fe15f528bf"
+""":func:`prompt_set_digest` of :data:`PROMPTS` at :data:`PROMPT_SET_VERSION`."""
 
 _MARKER = re.compile(r"^\[llm-sidecar judge: ([a-z_]+) v([0-9]+)\]")
 _FENCE = re.compile(r"^```(?:json|JSON)?\s*\n?(.*?)\n?```$", re.DOTALL)
@@ -402,3 +413,15 @@ PROMPTS: dict[str, Prompt] = {
     )
 }
 """Every judge step by id."""
+
+
+def prompt_set_digest(prompts: Mapping[str, Prompt] = PROMPTS) -> str:
+    """A SHA-256 (hex, first 16 digits) over every prompt's id, version, instructions and
+    answer shape, in id order: it changes with any word the judge is shown."""
+    h = hashlib.sha256()
+    for pid in sorted(prompts):
+        p = prompts[pid]
+        for part in (p.id, p.version, p.instructions, p.answer_shape):
+            h.update(part.encode())
+            h.update(b"\x00")
+    return h.hexdigest()[:16]

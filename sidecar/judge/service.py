@@ -39,7 +39,7 @@ from . import metrics as m
 from .client import ClientMetrics, JudgeClient, JudgeFailure
 from .config import METRICS, JudgeSettings
 from .pool import JudgePool
-from .prompts import PROMPTS, Correctness
+from .prompts import PROMPT_SET_VERSION, PROMPTS, Correctness
 from .sampler import RequestBudget, Sampler, TokenBudget
 
 if TYPE_CHECKING:
@@ -456,12 +456,13 @@ class JudgeService(Lifecycle):
         self.pool.start()
         self._running = True
         log.info(
-            "judge: %s at %s%s, metrics %s, sample rate %g",
+            "judge: %s at %s%s, metrics %s, sample rate %g, prompt set v%s",
             self.settings.model,
             self.settings.base_url,
             "" if "base_url" in self.base_settings.model_fields_set else " (judge.base_url unset)",
             ",".join(self._metrics),
             self.settings.sample_rate,
+            PROMPT_SET_VERSION,
         )
 
     async def stop(self, deadline: float | None = None) -> None:

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import orjson
 import pytest
 
-from sidecar.judge.prompts import PROMPTS, AnswerError, Correctness, marker, parse_marker
+from sidecar.judge.prompts import (
+    PROMPT_SET_DIGEST,
+    PROMPT_SET_VERSION,
+    PROMPTS,
+    AnswerError,
+    Correctness,
+    marker,
+    parse_marker,
+    prompt_set_digest,
+)
 from sidecar.testing import default_answer
 
 INPUTS: dict[str, dict[str, Any]] = {
@@ -69,6 +79,37 @@ def test_every_prompt_is_versioned_and_marked() -> None:
         assert parse_marker(system["content"]) == (pid, prompt.version)
         assert prompt.answer_shape in user["content"]
         assert orjson.dumps(INPUTS[pid], option=orjson.OPT_INDENT_2).decode() in user["content"]
+
+
+RELEASED = {"1": "3afb84063104b1c9"}
+"""The digest of each prompt set version that a release shipped (0.1.0: version 1)."""
+
+
+def test_the_prompt_set_version_names_its_prompts() -> None:
+    """A prompt added, removed or reworded changes the digest: then the set needs a new
+    version, and its digest recorded beside it."""
+    assert prompt_set_digest() == PROMPT_SET_DIGEST, (
+        "the prompts changed: bump PROMPT_SET_VERSION and record the new PROMPT_SET_DIGEST"
+    )
+    assert RELEASED.get(PROMPT_SET_VERSION, PROMPT_SET_DIGEST) == PROMPT_SET_DIGEST, (
+        f"prompt set version {PROMPT_SET_VERSION} was released with other prompts: bump it"
+    )
+    assert len(set(RELEASED.values())) == len(RELEASED)
+
+
+def test_the_digest_follows_every_word_the_judge_is_shown() -> None:
+    base = prompt_set_digest()
+    refusal = PROMPTS["refusal"]
+    changed = [
+        {k: v for k, v in PROMPTS.items() if k != "refusal"},
+        {**PROMPTS, "refusal": dataclasses.replace(refusal, version="9")},
+        {**PROMPTS, "refusal": dataclasses.replace(refusal, instructions="Say yes.")},
+        {**PROMPTS, "refusal": dataclasses.replace(refusal, answer_shape='{"verdict": "no"}')},
+        {**PROMPTS, "extra": dataclasses.replace(refusal, id="extra")},
+    ]
+    digests = [prompt_set_digest(p) for p in changed]
+    assert base not in digests and len(set(digests)) == len(digests)
+    assert prompt_set_digest(dict(reversed(PROMPTS.items()))) == base
 
 
 @pytest.mark.parametrize("pid", sorted(INPUTS))

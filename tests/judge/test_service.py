@@ -15,6 +15,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 from sidecar.events import Event, validate
 from sidecar.judge.config import JudgeSettings
+from sidecar.judge.prompts import PROMPT_SET_VERSION
 from sidecar.judge.service import JudgeService, applicable
 from sidecar.pipeline import Outcome, Verdict
 from sidecar.rules import RuleSet
@@ -217,6 +218,7 @@ async def test_the_start_line_says_when_the_url_is_the_default(
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("judge: ")]
     assert "at http://127.0.0.1:8000/v1 (judge.base_url unset)," in lines[0]
     assert "at http://judge:8000/v1," in lines[1]
+    assert lines[0].endswith(f", prompt set v{PROMPT_SET_VERSION}")
 
 
 async def test_what_the_judge_failed_with_is_logged_a_few_times_a_minute(
