@@ -903,9 +903,26 @@ _ENCODED = "(encoded)"
 _LOOKALIKE = "(homoglyph)"
 _TURNS = "(turn)"
 _PRIMING = "(primed)"
+_BY_TRIGGERS = frozenset(
+    {
+        "affirmative_prefix",
+        "no_caveats",
+        "embedded",
+        "embedded_after",
+        "your_prompt",
+        "cipher_channel",
+        "cipher_expert",
+        "masked_word",
+    }
+)
+"""Patterns prefiltered by their triggers (one of which every match holds, see
+:data:`_TRIGGERS`) rather than by their own superset: with long gaps between word lists,
+theirs made RE2's automaton twice as large and the pass twice as slow, for little
+selectivity gained."""
 _MAYBE = Prefilter(
     {
         **_COMPILED,
+        **{n: re.compile("|".join(map(re.escape, _TRIGGERS[n][2]))) for n in _BY_TRIGGERS},
         _ENCODED: re.compile(_CANDIDATE_EXPR),
         _LOOKALIKE: _HOMOGLYPH,
         _TURNS: _TURN,
