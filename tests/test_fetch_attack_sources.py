@@ -555,7 +555,7 @@ def test_embedded_tasks_put_the_same_frames_around_harmful_and_benign_text(
 def test_the_fetch_script_and_the_trainer_hold_out_the_same_sources() -> None:
     from tools.train_attack import HELD_OUT
 
-    assert ATTACK_HELD_OUT == HELD_OUT
+    assert HELD_OUT is ATTACK_HELD_OUT  # one list, read by the trainer and the bench
     assert set(ATTACK_HELD_OUT) <= set(ATTACK_SOURCES)
     assert "t0_formatted" in ATTACK_TRAINING
     held = {

@@ -38,6 +38,7 @@ from sidecar.checks.attack_model import AttackModel, features, model_text  # noq
 from sidecar.checks.attack_signals import SUFFIX_LM_CHARS, _suffix, signals  # noqa: E402
 from sidecar.checks.attack_tail import TAIL_FILE, TailModel, replace_tail_model  # noqa: E402
 from sidecar.checks.refusal_text import fold  # noqa: E402
+from tools.fetch_detector_data import ATTACK_HELD_OUT  # noqa: E402
 from tools.train_refusal import _fit_head, vectorise  # noqa: E402
 
 DEFAULT_OUT = ROOT / "sidecar" / "data" / "attack_model.json.gz"
@@ -46,26 +47,10 @@ TAIL_FPR_BUDGET = 0.005
 model calls unlikely (a cue the learned model must confirm), each scored by counts fitted on
 the other half of them."""
 TAIL_THRESHOLDS = tuple(round(3.0 + 0.1 * i, 1) for i in range(51))
-HELD_OUT = frozenset(
-    {
-        "promptinject",
-        "cai2024_attacks",
-        "latent_jailbreak_prompts",
-        "promptmap",
-        "self_instruct_user",
-        "coconot_contrast",
-        "t0_rag",
-        "bipia_email",
-        "cipherchat",
-        "arena_hard_rest",
-        "staqc_sql_titles",
-        "artprompt",
-        "embedded_tasks",
-        "pap_examples",
-    }
-)
-"""Sources the model never sees: the bench's cross-dataset figures come from them
-(``promptmap`` is GPL-3.0: evaluation only in any case)."""
+HELD_OUT = ATTACK_HELD_OUT
+"""Sources the model never sees (the fetch script's list): the bench's cross-dataset figures
+come from them (``promptmap`` is GPL-3.0, ``staqc_sql_titles`` share-alike: evaluation only in
+any case)."""
 C = 0.3
 FPR_BUDGET = 0.002
 MAX_FEATURES = 40_000
