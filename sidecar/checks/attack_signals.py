@@ -10,8 +10,10 @@ since case is part of what makes them odd.
 Techniques, and the category each falls in (the watsonx.governance definitions the
 robustness windows use): natural-language set-ups are ``intermediate`` (instruction
 override, persona and role-play set-ups, prompt extraction, payload splitting, many-shot
-priming); encodings and optimised token runs are ``advanced`` (obfuscation, adversarial
-suffixes).
+priming, refusal suppression, requests embedded in a benign task); encodings and optimised
+token runs are ``advanced`` (obfuscation, ciphers and words drawn in ASCII art among it;
+adversarial suffixes, which are only ever a cue: code, logs and formulas hold odd tokens and
+unlikely characters too).
 
 Cost: one RE2 pass over the folded text (:data:`_MAYBE`, see :mod:`.prefilter`) tells which
 worded patterns may match anywhere in it, and whether it holds a stretch that may be encoded or
@@ -24,7 +26,7 @@ are read one by one only when a count by string methods says enough of them coul
 Adding a worded pattern takes an entry in ``_PATTERNS`` (name, technique, sure or cue, the
 expression) and one in ``_TRIGGERS`` (literal words, one of which every match holds, and how
 far a match may reach before and after it), and nothing else: the prefilter is made from the
-table. The expression is :mod:`re` syntax, searched with :mod:`re` (look-arounds and ``\b``
+table (or, for the names in ``_BY_TRIGGERS``, from the pattern's triggers). The expression is :mod:`re` syntax, searched with :mod:`re` (look-arounds and ``\b``
 are fine). The prefilter reads a superset of it that RE2 accepts (assertions dropped, repeats
 unbounded: :func:`~.prefilter.superset`), so it must keep to the flags that superset keeps
 (DOTALL, MULTILINE, VERBOSE; no IGNORECASE, ASCII or inline flag groups: the text is casefolded

@@ -6,7 +6,9 @@ Such a tail has a few odd tokens (see :func:`sidecar.checks.attack_signals._odd`
 tellingly, its characters follow each other as no written language does. This module measures
 the second: the mean surprise, in bits per character, of a text under a trigram model of
 characters fitted on benign prompts (``tools/train_attack.py``; the counts ship in
-``sidecar/data/attack_tail.json.gz``, nothing is downloaded).
+``sidecar/data/attack_tail.json.gz``, nothing is downloaded). An unlikely tail is a cue, not
+proof: pasted code, logs, part numbers and formulas can be as unlikely, so the learned model
+must agree (see :mod:`.attack_signals`).
 
 Characters are read as written (case is part of the oddness), except that a line break reads
 as a space and any character outside printable ASCII as one of two stand-ins (a letter or
