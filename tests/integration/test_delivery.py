@@ -212,7 +212,10 @@ async def test_a_static_member_killed_and_restarted_resumes_before_its_session_e
     sooner than the session timeout, which dynamic membership can never do."""
     topic = await topic_factory(partitions=PARTITIONS)
     verdicts = await topic_factory(prefix="verdicts")
-    session_s = 20
+    # The embedded broker takes some 16 s to settle a group's first join, and a loaded machine a
+    # few more to start the process: the session must be longer than both (and shorter than the
+    # 30 s request timeout) for "sooner than the session" to tell static membership apart.
+    session_s = 28
     config = write_config(tmp_path / "c.yaml", broker.bootstrap_servers, topic, verdicts, "g-st")
     doc = yaml.safe_load(config.read_text())
     doc["kafka"].update(
