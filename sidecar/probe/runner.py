@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import secrets
 import time
 import uuid
@@ -386,6 +387,9 @@ class Prober:
         self.skipped = 0
         self.requests = 0
         self.request_times: deque[float] = deque(maxlen=100_000)
+        self._pace = asyncio.Lock()
+        self._last_request = -math.inf
+        """When the last request went out: the next waits until an interval after it."""
         """When the last requests were made (clock time), for the budget's tests and bench."""
 
     def plan(self) -> list[str]:
@@ -507,6 +511,16 @@ class Prober:
             return "tokens"
         return None
 
+    async def _paced(self) -> None:
+        """Wait until an interval has passed since the last request went out. The run loop
+        starts a probe an interval (or more) after the last one, but a task that is scheduled
+        late would otherwise send its request closer than that to the next one's."""
+        async with self._pace:
+            wait = self._last_request + self.schedule.interval_s - self._clock()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            self._last_request = max(self._clock(), self._last_request + self.schedule.interval_s)
+
     def _usage(self, prompt: int, completion: int) -> None:
         self.metrics.tokens.labels("prompt").inc(prompt)
         self.metrics.tokens.labels("completion").inc(completion)
@@ -524,8 +538,9 @@ class Prober:
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         estimate = self._estimate(vector)
         self.tokens.add(estimate)  # held now, so concurrent probes see it
+        await self._paced()
         self.requests += 1
-        self.request_times.append(self._clock())
+        self.request_times.append(self._last_request)
         try:
             completion = await self.client.chat(messages)
         except ChatFailure as exc:

@@ -125,6 +125,25 @@ async def test_the_request_budget_holds_against_a_target_that_answers_at_once(
     assert min(b - a for a, b in itertools.pairwise(times)) >= 0.05 - 1e-6
 
 
+async def test_probes_whose_tasks_start_together_still_send_an_interval_apart(
+    small: AttackLibrary,
+) -> None:
+    """The run loop starts a probe an interval after the last, but on a loaded machine a task
+    can start late and the next on time: the requests themselves keep the interval."""
+    async with ScriptedTarget() as target:
+        cfg = settings(target, probes_per_hour=36_000, jitter=0.0)  # 0.1 s apart
+        prober = Prober(cfg, small, Memory(), registry=CollectorRegistry())
+        sent: list[float] = []
+
+        async def request() -> None:
+            await prober._paced()
+            sent.append(asyncio.get_running_loop().time())
+
+        await asyncio.gather(*(request() for _ in range(4)))
+    gaps = [b - a for a, b in itertools.pairwise(sent)]
+    assert len(gaps) == 3 and min(gaps) >= 0.1 - 2e-3, gaps
+
+
 async def test_the_token_budget_skips_probes_instead_of_going_over(
     small: AttackLibrary,
 ) -> None:
