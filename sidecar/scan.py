@@ -37,10 +37,14 @@ try:  # the engine is optional: without it every rule takes its plain path
     import re2 as _re2  # type: ignore[no-redef]
 except ImportError:  # pragma: no cover - exercised where google-re2 has no wheel
     _re2 = None
+RE2: Any = _re2
+"""The ``re2`` module (google-re2), or None where it is not installed: the one optional import
+of it, for every module that uses RE2 when it can."""
 
 __all__ = [
     "ENGINE",
     "NOTHING",
+    "RE2",
     "FieldScan",
     "ScanPattern",
     "ScanPlan",

@@ -46,14 +46,11 @@ from typing import Any, Literal, NamedTuple
 
 import ahocorasick
 
+from ..scan import RE2
 from .attack_tail import default_tail_model
 from .prefilter import Prefilter
 
-_re2: Any
-try:  # optional, as for the shared scan (see sidecar.scan)
-    import re2 as _re2  # type: ignore[no-redef]
-except ImportError:  # pragma: no cover - exercised where google-re2 has no wheel
-    _re2 = None
+_re2: Any = RE2  # None where google-re2 is not installed (see sidecar.scan)
 
 __all__ = [
     "ADVANCED",

@@ -34,11 +34,9 @@ import importlib
 import re
 from typing import Any
 
-_re2: Any
-try:  # optional, as for the shared scan (see sidecar.scan)
-    import re2 as _re2  # type: ignore[no-redef]
-except ImportError:  # pragma: no cover - exercised where google-re2 has no wheel
-    _re2 = None
+from ..scan import RE2
+
+_re2: Any = RE2  # None where google-re2 is not installed (see sidecar.scan)
 
 __all__ = ["Prefilter", "superset"]
 
