@@ -71,6 +71,7 @@ def main() -> None:
     args = ap.parse_args()
     registry, windows = fill(args.series, args.everything)
     pages = []
+
     def openmetrics(registry: CollectorRegistry) -> bytes:
         return render(registry, openmetrics=True)
 
