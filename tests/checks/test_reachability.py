@@ -313,26 +313,28 @@ def test_rules_with_equal_settings_share_one_prober(server: Server) -> None:
 
 
 def test_full_queue_drops_and_counts_without_blocking(server: Server) -> None:
-    check = make(allow_private=True, queue_size=1, concurrency=1, timeout_s=0.5)
+    # answers take 1 s: the first link holds the one queue slot through a loaded machine's
+    # scheduling delays, so the next two find the queue full
+    check = make(allow_private=True, queue_size=1, concurrency=1, timeout_s=2)
     settings = ProbeSettings.of(check.params)
     with pytest.raises(CheckError, match=r"pending for 1 link\(s\)$"):
-        check(server.url("/slow?s=0.3&n=1"), EV)
+        check(server.url("/slow?s=1&n=1"), EV)
     for _ in range(3):  # the same pending link is not queued again
         with pytest.raises(CheckError):
-            check(server.url("/slow?s=0.3&n=1"), EV)
+            check(server.url("/slow?s=1&n=1"), EV)
     assert get_prober(settings).stats().dropped == 0
-    text = f"{server.url('/slow?s=0.3&n=2')} {server.url('/slow?s=0.3&n=3')}"
+    text = f"{server.url('/slow?s=1&n=2')} {server.url('/slow?s=1&n=3')}"
     start = time.perf_counter()
     with pytest.raises(CheckError, match=r"pending for 2 link\(s\); 2 not queued \(queue full\)"):
         check(text, EV)
-    assert time.perf_counter() - start < 0.25  # not waiting for the 0.3 s answers
+    assert time.perf_counter() - start < 0.5  # not waiting for the 1 s answers
     assert get_prober(settings).stats().dropped == 2
     # Dropping is not forgetting: once the queue has room the link is queued again.
     assert get_prober(settings).wait_idle(5)
     with pytest.raises(CheckError, match=r"pending for 2 link\(s\); 1 not queued"):
         check(text, EV)
     assert get_prober(settings).wait_idle(5)
-    assert server.paths() == ["/slow?s=0.3&n=1", "/slow?s=0.3&n=2"]
+    assert server.paths() == ["/slow?s=1&n=1", "/slow?s=1&n=2"]
 
 
 def test_shutdown_is_idempotent_and_restartable(server: Server) -> None:
