@@ -14,7 +14,10 @@ First it measures the decode cost of each input format on the same events, in pr
 broker): native JSON lines, and the same events as OTLP traces (a server span and an LLM span
 per event, ``--traces-per-record`` traces per record, GenAI and OpenInference alternating) in
 ``otlp-proto`` and ``otlp-json``; then that of native events by shape (fields of their own,
-numeric ids). ``--decode-only`` stops there.
+numeric ids). ``--decode-only`` stops there. Then, still in process, where the CPU of
+``App.handle`` goes by stage (decode, checks, windows, the rest: metrics, sinks, slices) on
+the same events, so that the run over the broker gives what is left for consuming, committing
+and the event loop.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import resource
 import sys
 import time
 import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 
 import orjson
@@ -37,7 +41,8 @@ from sidecar.embedded import EmbeddedBroker, create_topic
 from sidecar.events import decode
 from sidecar.formats import FORMATS, Decoder, InputSettings
 from sidecar.settings import Settings
-from sidecar.sources.base import Record
+from sidecar.sinks import Sink
+from sidecar.sources.base import Record, Source
 
 REPO = Path(__file__).resolve().parent.parent
 WORDS = [
@@ -158,6 +163,100 @@ def shape_cost(lines: list[bytes]) -> None:
     print()
 
 
+class _Nowhere(Source):
+    """A source that is never read from: the stage measurement hands the batches in itself."""
+
+    name = "kafka"
+
+    async def start(self) -> None:
+        pass
+
+    async def stop(self) -> None:
+        pass
+
+    def batches(self) -> AsyncIterator[list[Record]]:
+        raise NotImplementedError("the stage measurement hands its batches to App.handle")
+
+    def stop_fetching(self) -> None:
+        pass
+
+    async def ack(self, batch: Sequence[Record]) -> None:
+        pass
+
+
+async def stage_cost(n: int, rules: list[Path], batch: int) -> dict[str, float]:
+    """CPU µs per event of ``App.handle``'s stages, in process (no broker), best of five:
+    the whole of it, the same without windows, ``Pipeline.process`` (decode and checks), and
+    the decode alone. The differences are the stages."""
+    rng = random.Random(7)
+    records = [Record(make_event(i, rng), "t", i % 3, i, None, 0) for i in range(n)]
+    batches = [records[i : i + batch] for i in range(0, n, batch)]
+
+    async def app_for(windows: bool) -> App:
+        settings = Settings(rules=rules, reload_interval_s=0, windows={"enabled": windows})
+        app = App(
+            settings, source=_Nowhere(), sink=Sink(), registry=CollectorRegistry(), serve_http=False
+        )
+        await app.start()
+        app.settle_heap()
+        return app
+
+    whole, bare = await app_for(True), await app_for(False)
+    slice_ = whole.settings.limits.verdict_slice
+    limit = whole.settings.limits.max_event_bytes
+
+    async def handle(app: App) -> None:
+        for b in batches:
+            await app.handle(b)
+
+    async def process() -> None:
+        pipeline = whole.pipeline
+        assert pipeline is not None
+        for b in batches:
+            for i in range(0, len(b), slice_):
+                pipeline.process(b[i : i + slice_], max_event_bytes=limit)
+
+    async def decode_all() -> None:
+        for r in records:
+            decode(r.value, max_bytes=limit)
+
+    async def handle_whole() -> None:
+        await handle(whole)
+
+    async def handle_bare() -> None:
+        await handle(bare)
+
+    runs: tuple[tuple[str, Callable[[], Awaitable[None]]], ...] = (
+        ("handle", handle_whole),
+        ("handle without windows", handle_bare),
+        ("pipeline", process),
+        ("decode", decode_all),
+    )
+    best: dict[str, float] = {}
+    try:
+        for _ in range(5):
+            for name, run in runs:
+                started = time.process_time()
+                await run()
+                spent = (time.process_time() - started) / n * 1e6
+                best[name] = min(best.get(name, spent), spent)
+    finally:
+        await whole.stop()
+        await bare.stop()
+    stages = {
+        "decode": best["decode"],
+        "checks and verdicts": best["pipeline"] - best["decode"],
+        "windows": best["handle"] - best["handle without windows"],
+        "the rest of handle": best["handle without windows"] - best["pipeline"],
+    }
+    print(f"App.handle by stage, {n} events in batches of {batch}, in process (CPU µs/event):")
+    for name, spent in stages.items():
+        print(f"  {name:<22} {spent:>6.2f}")
+    print(f"  {'App.handle in all':<22} {best['handle']:>6.2f}")
+    print()
+    return best
+
+
 async def produce(bootstrap: str, topic: str, n: int) -> int:
     rng = random.Random(7)
     producer = AIOKafkaProducer(
@@ -262,6 +361,7 @@ async def main() -> None:
     decode_cost(min(args.events, 20_000), args.traces_per_record)
     if args.decode_only:
         return
+    stages = await stage_cost(min(args.events, 50_000), rules, args.max_batch)
 
     with EmbeddedBroker() as broker:
         topic = f"bench-{uuid.uuid4().hex[:6]}"
@@ -289,6 +389,8 @@ async def main() -> None:
     # CPU time of this process (the broker is another one): steadier than the rate when
     # other work shares the cores.
     print(f"llm-sidecar CPU:        {cpu_per_event * 1e6:>10.1f} µs/event")
+    outside = cpu_per_event * 1e6 - stages["handle"]
+    print(f"  of which outside App.handle (consume, commit, event loop): {outside:.1f} µs/event")
     print(f"peak RSS:               {rss_mb:>10.0f} MiB")
     # Per-rule cost, from the time the pipeline spent in each check.
     assert app.pipeline is not None
