@@ -77,6 +77,23 @@ def figure(
     )
 
 
+def plain_questions(n: int) -> list[dict[str, Any]]:
+    return [
+        {"id": f"plain-{i}", "prompt": f"What is {i} plus {i}?", "response": str(2 * i)}
+        for i in range(n)
+    ]
+
+
+def attack_unless(marker: str) -> Script:
+    """The judge's ``attack_attempt``: yes, unless the prompt holds ``marker``."""
+
+    def attack(inputs: Mapping[str, Any]) -> Mapping[str, Any]:
+        said = "no" if marker in str(inputs.get("query")) else "yes"
+        return {"verdict": said, "reason": "scripted"}
+
+    return attack
+
+
 async def test_flagged_events_are_judged_and_counted_as_organic_probes(tmp_path: Path) -> None:
     events = []
     for i in range(24):
@@ -88,16 +105,9 @@ async def test_flagged_events_are_judged_and_counted_as_organic_probes(tmp_path:
                 "response": REFUSED if i % 2 else COMPLIED,
             }
         )
-    events += [
-        {"id": f"plain-{i}", "prompt": f"What is {i} plus {i}?", "response": str(2 * i)}
-        for i in range(20)
-    ]
-
-    def attack(inputs: Mapping[str, Any]) -> Mapping[str, Any]:
-        # the judge says six of the 24 flags were no attack
-        said = "no" if "[judge:benign]" in str(inputs.get("query")) else "yes"
-        return {"verdict": said, "reason": "scripted"}
-
+    events += plain_questions(20)
+    # the judge says six of the 24 flags were no attack
+    attack = attack_unless("[judge:benign]")
     registry, judged = await run_judged(
         tmp_path, events, attack, 24, sample_rate=0.0, metrics=["refusal", "attack_attempt"]
     )
@@ -128,16 +138,9 @@ async def test_attacks_the_check_misses_count_against_its_recall_on_sampled_even
     events += [
         {"id": f"intent-{i}", "prompt": intent.format(i), "response": REFUSED} for i in range(8)
     ]
-    events += [
-        {"id": f"plain-{i}", "prompt": f"What is {i} plus {i}?", "response": str(2 * i)}
-        for i in range(8)
-    ]
-
-    def attack(inputs: Mapping[str, Any]) -> Mapping[str, Any]:
-        # the judge reads intent: both kinds of attack are attacks to it
-        said = "no" if "plus" in str(inputs.get("query")) else "yes"
-        return {"verdict": said, "reason": "scripted"}
-
+    events += plain_questions(8)
+    # the judge reads intent: both kinds of attack are attacks to it
+    attack = attack_unless(" plus ")
     registry, judged = await run_judged(
         tmp_path, events, attack, len(events), sample_rate=1.0, metrics=["attack_attempt"]
     )
