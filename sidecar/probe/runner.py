@@ -387,10 +387,10 @@ class Prober:
         self.skipped = 0
         self.requests = 0
         self.request_times: deque[float] = deque(maxlen=100_000)
+        """When the last requests were made (clock time), for the budget's tests and bench."""
         self._pace = asyncio.Lock()
         self._last_request = -math.inf
         """When the last request went out: the next waits until an interval after it."""
-        """When the last requests were made (clock time), for the budget's tests and bench."""
 
     def plan(self) -> list[str]:
         """What a run would do, without a connection (``--dry-run``)."""
