@@ -26,12 +26,13 @@ are read one by one only when a count by string methods says enough of them coul
 Adding a worded pattern takes an entry in ``_PATTERNS`` (name, technique, sure or cue, the
 expression) and one in ``_TRIGGERS`` (literal words, one of which every match holds, and how
 far a match may reach before and after it), and nothing else: the prefilter is made from the
-table (or, for the names in ``_BY_TRIGGERS``, from the pattern's triggers). The expression is :mod:`re` syntax, searched with :mod:`re` (look-arounds and ``\b``
-are fine). The prefilter reads a superset of it that RE2 accepts (assertions dropped, repeats
-unbounded: :func:`~.prefilter.superset`), so it must keep to the flags that superset keeps
-(DOTALL, MULTILINE, VERBOSE; no IGNORECASE, ASCII or inline flag groups: the text is casefolded
-anyway). A pattern that does not is still found, but is searched for in every text, which costs
-the automaton's pass on every prompt (a test fails to say so). Keep the part that is not an
+table (or, for the names in ``_BY_TRIGGERS``, from the pattern's triggers). The expression is
+:mod:`re` syntax, searched with :mod:`re` (look-arounds and ``\b`` are fine). The prefilter
+reads a superset of it that RE2 accepts (assertions dropped, repeats unbounded:
+:func:`~.prefilter.superset`), so it must keep to the flags that superset keeps (DOTALL,
+MULTILINE, VERBOSE; no IGNORECASE, ASCII or inline flag groups: the text is casefolded anyway).
+A pattern that does not is still found, but is searched for in every text, which costs the
+automaton's pass on every prompt (a test fails to say so). Keep the part that is not an
 assertion specific: where the rest of a pattern occurs, it is searched for.
 """
 
