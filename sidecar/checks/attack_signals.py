@@ -10,7 +10,8 @@ since case is part of what makes them odd.
 Techniques, and the category each falls in (the watsonx.governance definitions the
 robustness windows use): natural-language set-ups are ``intermediate`` (instruction
 override, persona and role-play set-ups, prompt extraction, payload splitting, many-shot
-priming, refusal suppression, requests embedded in a benign task); encodings and optimised
+priming, refusal suppression, requests embedded in a benign task, instructions a document
+addresses to the AI that reads it); encodings and optimised
 token runs are ``advanced`` (obfuscation, ciphers and words drawn in ASCII art among it;
 adversarial suffixes, which are only ever a cue: code, logs and formulas hold odd tokens and
 unlikely characters too).
@@ -74,6 +75,7 @@ TECHNIQUES = (
     "many_shot",
     "refusal_suppression",
     "embedded_instruction",
+    "indirect_injection",
 )
 """Every technique a signal may name, in the order a detail lists them."""
 ADVANCED = frozenset({"obfuscation", "adversarial_suffix"})
@@ -122,6 +124,46 @@ _HARMFUL_TEXT = (
 """Words of a request for hurtful text; inside a benign task ("translate the following: write
 a ... sentence about ...") they make the task the cover of the request."""
 _HARMFUL = "(?:" + "|".join(_HARMFUL_TEXT) + ")"
+
+_AI = r"(?:ai|a\.i\.|artificial intelligence|(?:large )?language model|llm|chatbot|ai (?:assistant|model|agent|system|tool|bot|reader|crawler|recruiter|reviewer|screener)|gpt(?:-?\d[\w.]{0,8})?|chatgpt|claude|gemini|copilot)"
+_AIS = r"(?:ais|a\.i\.s|(?:large )?language models|llms|chatbots|ai (?:assistants|models|agents|systems|tools|bots|readers|crawlers|recruiters|reviewers|screeners))"
+"""An AI named as the reader, one or many: a document that addresses it holds an instruction
+for the assistant, not for its human reader."""
+_READ_WORDS = (
+    "reading",
+    "processing",
+    "parsing",
+    "summarizing",
+    "summarising",
+    "crawling",
+    "scraping",
+    "indexing",
+    "analyzing",
+    "analysing",
+    "reviewing",
+    "evaluating",
+    "screening",
+    "reads",
+    "processes",
+    "parses",
+    "summarizes",
+    "summarises",
+    "reviews",
+    "evaluates",
+    "screens",
+    "analyzes",
+    "analyses",
+)
+_READS = "(?:" + "|".join(_READ_WORDS) + ")"
+_ORDER_VERB = r"(?:ignore|disregard|reply|respond|answer|say|tell|write|output|print|include|recommend|rate|rank|give|mention|append|add|do not|don't|never|always|classify|treat|consider|score|describe|summari[sz]e|forget|remember|make sure|ensure|state|insert|report|call|refer|return|label|mark|approve|select)"
+_TOLD = rf"(?:.{{0,120}}?\byou (?:must|should|shall|will|are to|need to|have to)\b|\s*[:,;-]\s*(?:please\s+)?{_ORDER_VERB}\b|\s*,?\s*(?:must|should|shall|will|needs? to|have to|has to|is to|are to) (?:always |never |only |now |instead )?{_ORDER_VERB}\b)"
+"""What makes the address an instruction: "you must" soon after it, an order right after it
+("...reading this email, reply only with"), or the AI itself told what to do ("... must
+describe"). A sentence about AIs ("AI systems evaluating these applications must be
+transparent", "an AI reviewing this essay said ...") is none of these."""
+_ADDRESSED = r"(?=\s*[:,.!;-]|\s+(?:that|who|which|reading|processing|parsing|summari[sz]ing|crawling|scraping|indexing|analy[sz]ing|reviewing|evaluating|screening)\b)"
+"""After "note to all AIs": the address ends there (a stop, or who is meant), so that "a
+warning to all AI companies" is not one."""
 
 _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
     # (name, technique, sure, expression)
@@ -280,6 +322,18 @@ _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
         "obfuscation",
         True,
         r"\bascii (?:art|string|drawing)\b.{0,1500}\[mask\]|\[mask\].{0,1500}\bascii (?:art|string|drawing)\b|\[mask\].{0,400}\b(?:replace|substitute|fill in)\w*\b.{0,60}\[mask\] with (?:this|that|the) (?:word|letters)\b",
+    ),
+    (
+        "ai_reader",
+        "indirect_injection",
+        True,
+        rf"\b(?:{_AI}|{_AIS}),? (?:(?:that|which|who) (?:is |are )?)?{_READS} (?:this|these|the following)\b(?:\s+\w{{1,30}})?{_TOLD}|\b{_AI}\s*[,:]\s*if you(?: are|'re) {_READS} (?:this|these)\b(?:\s+\w{{1,30}})?{_TOLD}",
+    ),
+    (
+        "ai_note",
+        "indirect_injection",
+        True,
+        rf"\b(?:note|message|instruction|reminder|notice|attention|directive|memo|warning)s? (?:to|for) (?:(?:all|any|every) (?:{_AI}|{_AIS})|(?:the )?{_AIS}){_ADDRESSED}",
     ),
     (
         "your_prompt",
@@ -539,6 +593,33 @@ _TRIGGERS: dict[str, tuple[int, int, tuple[str, ...]]] = {
             "hidden prompt",
             "system instructions",
             "verbatim from your",
+        ),
+    ),
+    "ai_reader": (
+        60,
+        300,
+        tuple(
+            f"{verb} {what}" for verb in _READ_WORDS for what in ("this", "these", "the following")
+        ),
+    ),
+    "ai_note": (
+        0,
+        40,
+        tuple(
+            f"{word}{plural} {to}"
+            for word in (
+                "note",
+                "message",
+                "instruction",
+                "reminder",
+                "notice",
+                "attention",
+                "directive",
+                "memo",
+                "warning",
+            )
+            for plural in ("", "s")
+            for to in ("to", "for")
         ),
     ),
 }
@@ -913,6 +994,7 @@ _BY_TRIGGERS = frozenset(
         "cipher_channel",
         "cipher_expert",
         "masked_word",
+        "ai_reader",
     }
 )
 """Patterns prefiltered by their triggers (one of which every match holds, see
