@@ -688,6 +688,12 @@ _HOMOGLYPH = re.compile(r"[a-z][\u0400-\u04ff][a-z]|\b[\u0400-\u04ff][a-z]{2}")
 """A Cyrillic letter inside a Latin word: a look-alike that hides the word from filters
 ("write" with U+0456 for its "i"). Greek is left out: science writes Greek letters next to
 Latin ones."""
+HIDDEN_TAGS = 8
+_TAGGED = re.compile(f"[\U000e0020-\U000e007e]{{{HIDDEN_TAGS},}}")
+"""Unicode tag characters in a row: each stands for an ASCII character that no screen draws
+and a model reads, so a run of them hides text from the people who read the page ("ASCII
+smuggling"). The flag of a region (a black flag, two to six tag letters or digits, a cancel
+tag) holds fewer than :data:`HIDDEN_TAGS`."""
 _TURN = re.compile(r"^(?:user|human|q|question|assistant|ai|a|answer|bot)\s*:", re.MULTILINE)
 MANY_SHOT_TURNS = 32
 """Dialogue turns written into one prompt from which it primes with examples (few-shot
@@ -982,6 +988,7 @@ def _maths(text: str) -> bool:
 
 _ENCODED = "(encoded)"
 _LOOKALIKE = "(homoglyph)"
+_HIDDEN = "(hidden tags)"
 _TURNS = "(turn)"
 _PRIMING = "(primed)"
 _BY_TRIGGERS = frozenset(
@@ -1007,6 +1014,7 @@ _MAYBE = Prefilter(
         **{n: re.compile("|".join(map(re.escape, _TRIGGERS[n][2]))) for n in _BY_TRIGGERS},
         _ENCODED: re.compile(_CANDIDATE_EXPR),
         _LOOKALIKE: _HOMOGLYPH,
+        _HIDDEN: _TAGGED,
         _TURNS: _TURN,
         _PRIMING: _PRIMED,
     }
@@ -1050,4 +1058,6 @@ def signals(original: str, folded: str) -> list[Signal]:
         found["fiction_request"] = Signal("persona", True, "fiction_request")
     if not original.isascii() and _LOOKALIKE in maybe and _HOMOGLYPH.search(folded) is not None:
         found["homoglyph"] = Signal("obfuscation", True, "homoglyph")
+    if not original.isascii() and _HIDDEN in maybe and _TAGGED.search(original) is not None:
+        found["hidden_tags"] = Signal("obfuscation", True, "hidden_tags")
     return list(found.values())
