@@ -156,11 +156,11 @@ _READ_WORDS = (
 )
 _READS = "(?:" + "|".join(_READ_WORDS) + ")"
 _ORDER_VERB = r"(?:ignore|disregard|reply|respond|answer|say|tell|write|output|print|include|recommend|rate|rank|give|mention|append|add|do not|don't|never|always|classify|treat|consider|score|describe|summari[sz]e|forget|remember|make sure|ensure|state|insert|report|call|refer|return|label|mark|approve|select)"
-_TOLD = rf"(?:.{{0,120}}?\byou (?:must|should|shall|will|are to|need to|have to)\b|\s*[:,;-]\s*(?:please\s+)?{_ORDER_VERB}\b|\s*,?\s*(?:must|should|shall|will|needs? to|have to|has to|is to|are to) (?:always |never |only |now |instead )?{_ORDER_VERB}\b)"
-"""What makes the address an instruction: "you must" soon after it, an order right after it
-("...reading this email, reply only with"), or the AI itself told what to do ("... must
-describe"). A sentence about AIs ("AI systems evaluating these applications must be
-transparent", "an AI reviewing this essay said ...") is none of these."""
+_TOLD = rf"(?:\s*[:,;-]\s*(?:please\s+)?(?:you (?:must|should|shall|will|are to|need to|have to)\b|{_ORDER_VERB}\b)|\s*,?\s*(?:must|should|shall|will|needs? to|have to|has to|is to|are to) (?:always |never |only |now |instead )?{_ORDER_VERB}\b)"
+"""What makes the address an instruction, right after it: an order ("...reading this email,
+reply only with", "...: you must"), or the AI itself told what to do ("... must describe").
+A sentence about AIs ("AI systems evaluating these applications must be transparent", "an AI
+reviewing this essay said ...") is neither."""
 _ADDRESSED = r"(?=\s*[:,.!;-]|\s+(?:that|who|which|reading|processing|parsing|summari[sz]ing|crawling|scraping|indexing|analy[sz]ing|reviewing|evaluating|screening)\b)"
 """After "note to all AIs": the address ends there (a stop, or who is meant), so that "a
 warning to all AI companies" is not one."""
@@ -597,7 +597,7 @@ _TRIGGERS: dict[str, tuple[int, int, tuple[str, ...]]] = {
     ),
     "ai_reader": (
         60,
-        300,
+        100,
         tuple(
             f"{verb} {what}" for verb in _READ_WORDS for what in ("this", "these", "the following")
         ),
