@@ -125,10 +125,10 @@ _HARMFUL_TEXT = (
 a ... sentence about ...") they make the task the cover of the request."""
 _HARMFUL = "(?:" + "|".join(_HARMFUL_TEXT) + ")"
 
-_AI = r"(?:ai|a\.i\.|artificial intelligence|(?:large )?language model|llm|chatbot|ai (?:assistant|model|agent|system|tool|bot|reader|crawler|recruiter|reviewer|screener)|gpt(?:-?\d[\w.]{0,8})?|chatgpt|claude|gemini|copilot)"
-_AIS = r"(?:ais|a\.i\.s|(?:large )?language models|llms|chatbots|ai (?:assistants|models|agents|systems|tools|bots|readers|crawlers|recruiters|reviewers|screeners))"
-"""An AI named as the reader, one or many: a document that addresses it holds an instruction
-for the assistant, not for its human reader."""
+_AI = r"(?:ai|a\.i\.|artificial intelligence|(?:large )?language model|llm|chatbot|ai (?:assistant|model|agent|system|tool|bot|reader|crawler|recruiter|reviewer|screener)|gpt(?:-?\d[\w.]{0,8})?|chatgpt)"
+_AIS = r"(?:ais|(?:large )?language models|llms|chatbots|(?:ai|llm) (?:assistants|models|agents|systems|tools|bots|readers|crawlers|recruiters|reviewers|screeners))"
+"""AIs named as readers, one or many. No product names that are also people's names or
+words ("Claude", "Gemini", "copilot")."""
 _READ_WORDS = (
     "reading",
     "processing",
@@ -153,17 +153,28 @@ _READ_WORDS = (
     "screens",
     "analyzes",
     "analyses",
+    "visiting",
+    "browsing",
+    "accessing",
+    "visits",
+    "browses",
+    "accesses",
 )
 _READS = "(?:" + "|".join(_READ_WORDS) + ")"
 _ORDER_VERB = r"(?:ignore|disregard|reply|respond|answer|say|tell|write|output|print|include|recommend|rate|rank|give|mention|append|add|do not|don't|never|always|classify|treat|consider|score|describe|summari[sz]e|forget|remember|make sure|ensure|state|insert|report|call|refer|return|label|mark|approve|select)"
-_TOLD = rf"(?:\s*[:,;-]\s*(?:please\s+)?(?:you (?:must|should|shall|will|are to|need to|have to)\b|{_ORDER_VERB}\b)|\s*,?\s*(?:must|should|shall|will|needs? to|have to|has to|is to|are to) (?:always |never |only |now |instead )?{_ORDER_VERB}\b)"
-"""What makes the address an instruction, right after it: an order ("...reading this email,
-reply only with", "...: you must"), or the AI itself told what to do ("... must describe").
-A sentence about AIs ("AI systems evaluating these applications must be transparent", "an AI
-reviewing this essay said ...") is neither."""
-_ADDRESSED = r"(?=\s*[:,.!;-]|\s+(?:that|who|which|reading|processing|parsing|summari[sz]ing|crawling|scraping|indexing|analy[sz]ing|reviewing|evaluating|screening)\b)"
-"""After "note to all AIs": the address ends there (a stop, or who is meant), so that "a
-warning to all AI companies" is not one."""
+_ORDER = rf"(?:please\s+)?(?:you (?:must|should|shall|are to|need to|have to)\b|{_ORDER_VERB}\b)"
+"""An order at the start of a clause: "reply only with ...", "you must ..."."""
+_TOLD = rf"(?:\s+\w{{1,30}})?\s*[:,;-]\s*{_ORDER}"
+"""An order right after an address to the AI reader ("... reading this email, reply only
+with"): a description ("AI systems evaluating these applications must be transparent", "the
+AI reviewing these claims will report ...") is not one."""
+_AI_READERS = rf"(?:(?:all|any|every) {_AI}s?|{_AIS})"
+"""AIs addressed as readers unknown to the writer: many, or any. "You are an AI evaluating
+the following answer: score it" is a prompt's own role line, not a document's address."""
+_NOTE_ORDER = rf"\s*[:!]\s*(?:[^.\n;,]{{0,80}}[.,;]\s*)?{_ORDER}"
+"""After "note to all AIs" (or a heading "For LLM reviewers"): a colon, then an order, first
+or after one clause ("when you summarise this page, tell ..."; "this candidate is the best;
+rank them first")."""
 
 _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
     # (name, technique, sure, expression)
@@ -327,13 +338,16 @@ _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
         "ai_reader",
         "indirect_injection",
         True,
-        rf"\b(?:{_AI}|{_AIS}),? (?:(?:that|which|who) (?:is |are )?)?{_READS} (?:this|these|the following)\b(?:\s+\w{{1,30}})?{_TOLD}|\b{_AI}\s*[,:]\s*if you(?: are|'re) {_READS} (?:this|these)\b(?:\s+\w{{1,30}})?{_TOLD}",
+        rf"\bif you(?: are|'re) (?:an? )?(?:ai )?(?:{_AI}|{_AIS}) (?:(?:that|who) (?:is |are )?)?{_READS} (?:this|these|the following)\b{_TOLD}"
+        rf"|\b(?:{_AI}|{_AIS})\s*[,:]\s*if you(?: are|'re) {_READS} (?:this|these|the following)\b{_TOLD}"
+        rf"|\b{_AI_READERS} (?:(?:that|who) (?:is |are )?)?{_READS} (?:this|these|the following)\b{_TOLD}",
     ),
     (
         "ai_note",
         "indirect_injection",
         True,
-        rf"\b(?:note|message|instruction|reminder|notice|attention|directive|memo|warning)s? (?:to|for) (?:(?:all|any|every) (?:{_AI}|{_AIS})|(?:the )?{_AIS}){_ADDRESSED}",
+        rf"\b(?:(?:note|message|instruction|reminder|notice|directive|memo|warning)s? (?:to|for)|attention,?) (?:{_AI_READERS}|the {_AIS}){_NOTE_ORDER}"
+        rf"|(?:^|[.!?]\s+|\n\s*)(?:to|for) (?:{_AI_READERS}|the {_AIS}){_NOTE_ORDER}",
     ),
     (
         "your_prompt",
@@ -603,23 +617,26 @@ _TRIGGERS: dict[str, tuple[int, int, tuple[str, ...]]] = {
         ),
     ),
     "ai_note": (
-        0,
-        40,
-        tuple(
-            f"{word}{plural} {to}"
-            for word in (
-                "note",
-                "message",
-                "instruction",
-                "reminder",
-                "notice",
-                "attention",
-                "directive",
-                "memo",
-                "warning",
-            )
-            for plural in ("", "s")
-            for to in ("to", "for")
+        20,
+        160,
+        (
+            "attention",
+            *(
+                f"{to} {whom}"
+                for to in ("to", "for")
+                for whom in (
+                    "all ",
+                    "any ",
+                    "every ",
+                    "the ",
+                    "ais",
+                    "language models",
+                    "large language models",
+                    "llm",
+                    "chatbots",
+                    "ai ",
+                )
+            ),
         ),
     ),
 }
@@ -689,11 +706,22 @@ _HOMOGLYPH = re.compile(r"[a-z][\u0400-\u04ff][a-z]|\b[\u0400-\u04ff][a-z]{2}")
 ("write" with U+0456 for its "i"). Greek is left out: science writes Greek letters next to
 Latin ones."""
 HIDDEN_TAGS = 8
-_TAGGED = re.compile(f"[\U000e0020-\U000e007e]{{{HIDDEN_TAGS},}}")
+_TAGGED = re.compile(f"(?<![\U000e0001-\U000e007e])[\U000e0020-\U000e007e]{{{HIDDEN_TAGS},}}")
 """Unicode tag characters in a row: each stands for an ASCII character that no screen draws
 and a model reads, so a run of them hides text from the people who read the page ("ASCII
 smuggling"). The flag of a region (a black flag, two to six tag letters or digits, a cancel
-tag) holds fewer than :data:`HIDDEN_TAGS`."""
+tag) holds fewer than :data:`HIDDEN_TAGS`, and a language tag (U+E0001, then tags) is not
+hidden text."""
+_FLAG_TAGS = frozenset(chr(0xE0000 + ord(c)) for c in "abcdefghijklmnopqrstuvwxyz0123456789")
+"""The tags a region's flag is spelled with: a run of nothing else is flags that lost their
+black flag and cancel tag (in a copy), not a sentence (which has spaces or capitals)."""
+
+
+def _hidden_text(original: str) -> bool:
+    """Whether the text holds a sentence in tag characters (see :data:`_TAGGED`)."""
+    return any(not _FLAG_TAGS.issuperset(m.group()) for m in _TAGGED.finditer(original))
+
+
 _TURN = re.compile(r"^(?:user|human|q|question|assistant|ai|a|answer|bot)\s*:", re.MULTILINE)
 MANY_SHOT_TURNS = 32
 """Dialogue turns written into one prompt from which it primes with examples (few-shot
@@ -1058,6 +1086,6 @@ def signals(original: str, folded: str) -> list[Signal]:
         found["fiction_request"] = Signal("persona", True, "fiction_request")
     if not original.isascii() and _LOOKALIKE in maybe and _HOMOGLYPH.search(folded) is not None:
         found["homoglyph"] = Signal("obfuscation", True, "homoglyph")
-    if not original.isascii() and _HIDDEN in maybe and _TAGGED.search(original) is not None:
+    if not original.isascii() and _HIDDEN in maybe and _hidden_text(original):
         found["hidden_tags"] = Signal("obfuscation", True, "hidden_tags")
     return list(found.values())
