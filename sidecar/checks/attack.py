@@ -23,6 +23,7 @@ from typing import NamedTuple
 from pydantic import Field
 
 from ..events import Event
+from .attack_documents import document_signals
 from .attack_model import AttackModel, default_model, model_text
 from .attack_signals import TECHNIQUES, Category, Signal, category_of, signals
 from .base import Check, CheckContext, CheckResult, Params
@@ -107,15 +108,20 @@ class AttackAttempt(Check[AttackParams]):
             return got[1]
         return self.assess_many([text])[0]
 
-    def assess_many(self, texts: Sequence[str]) -> list[Finding]:
+    def assess_many(self, texts: Sequence[str], *, documents: bool = False) -> list[Finding]:
         """:meth:`assess` of each text, the model scoring them in one batch. An empty text
         (an event without the rule's field: a chat event under ``field: contexts``) is no
-        attack, and costs nothing."""
+        attack, and costs nothing. ``documents``: the texts are retrieved passages, where an
+        order addressed to an AI reader is an attack however it is worded
+        (:mod:`.attack_documents`)."""
         if not all(texts):
-            some = iter(self.assess_many([t for t in texts if t]))
+            some = iter(self.assess_many([t for t in texts if t], documents=documents))
             return [next(some) if t else NOT_AN_ATTACK for t in texts]
         folded = [fold(t) for t in texts]
         found = [signals(t, f) for t, f in zip(texts, folded, strict=True)]
+        if documents:
+            for signal, f in zip(found, folded, strict=True):
+                signal += document_signals(f)
         if self.model is None:
             return [self._decide(s, 0.0) for s in found]
         reads = [model_text(f) for f in folded]
@@ -138,9 +144,10 @@ class AttackAttempt(Check[AttackParams]):
 
     def __call__(self, text: str, event: Event) -> CheckResult:
         passages = event.contexts
-        if len(passages) > 1 and _joined(text, passages):
-            # field: contexts: each passage on its own; the first attack found decides
-            findings = self.assess_many(passages)
+        if passages and _joined(text, passages):
+            # field: contexts: each passage on its own, as a document; the first attack found
+            # decides
+            findings = self.assess_many(passages, documents=True)
             found = next((f for f in findings if f.attack), max(findings, key=lambda f: f.p))
         else:
             found = self.assess(text)
