@@ -1,0 +1,79 @@
+"""How well ``attack_attempt`` finds orders to an AI reader in retrieved passages.
+
+No public data set here holds indirect prompt injections of the kind a retriever brings back
+(a note to AI screeners in a resume, an HTML comment to the LLM in a product page), so the
+project wrote its own: ``bench/data/injected_passages.json``, passages with one injected order
+each and passages that are not injections, many of them near misses (runbooks for human agents,
+policy on AI tools, developer docs for AI products, emails to people called Claude). Each set
+says whether the signals were written while reading it (``tuned``) or only measured on it
+(``held_out``): only the held-out figures say how the check does on text it has not seen.
+
+For each set this prints how many injections the check finds and how many benign passages it
+flags, read as passages (``field: contexts``, the rag pack's ``contexts-not-injected``) and read
+as prompts (the default pack), and what the document patterns cost beside the signals every
+text gets.
+
+    python bench/injection_eval.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from sidecar.checks.attack import AttackAttempt, AttackParams  # noqa: E402
+from sidecar.checks.attack_documents import document_signals  # noqa: E402
+from sidecar.checks.attack_signals import signals  # noqa: E402
+from sidecar.checks.base import CheckContext  # noqa: E402
+from sidecar.checks.refusal_text import fold  # noqa: E402
+
+DATA = ROOT / "bench" / "data" / "injected_passages.json"
+
+
+def main() -> int:
+    sets = json.loads(DATA.read_text(encoding="utf-8"))["sets"]
+    check = AttackAttempt(AttackParams(), CheckContext())
+    print(f"{'set':<10} {'role':<9} {'read as':<9} {'injections found':>18} {'benign flagged':>16}")
+    for s in sets:
+        attacks, benign = s["attack"], s["benign"]
+        for mode, documents in (("passages", True), ("prompts", False)):
+            found = sum(f.attack for f in check.assess_many(attacks, documents=documents))
+            flagged = sum(f.attack for f in check.assess_many(benign, documents=documents))
+            print(
+                f"{s['name']:<10} {s['role']:<9} {mode:<9} "
+                f"{found:>5} of {len(attacks):<3} {found / len(attacks):5.3f} "
+                f"{flagged:>4} of {len(benign):<3} {flagged / len(benign):5.3f}"
+            )
+    texts = [t for s in sets for t in s["attack"] + s["benign"]]
+    folded = [fold(t) for t in texts]
+    kb = sum(map(len, texts)) / 1000
+
+    def best(run: Callable[[], object]) -> float:
+        fastest = float("inf")
+        for _ in range(7):
+            started = time.perf_counter()
+            run()
+            fastest = min(fastest, time.perf_counter() - started)
+        return fastest * 1e6
+
+    # in turn, so that a drift of the machine's speed reaches both
+    documents = best(lambda: [document_signals(f) for f in folded])
+    worded = best(lambda: [signals(t, f) for t, f in zip(texts, folded, strict=True)])
+    busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(
+        f"\ncost on these {len(texts)} passages ({kb:.0f} KB; best of 7, load average "
+        f"{busy:.1f}): the document patterns {documents / kb:.1f} us per KB, the signals every "
+        f"text gets {worded / kb:.1f} us per KB"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
