@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -12,7 +13,7 @@ from sidecar.checks.base import CheckContext
 from sidecar.checks.refusal_text import fold
 from sidecar.events import Event
 from sidecar.scan import RE2
-from tests.conftest import IN_CI
+from tests.conftest import IN_CI, REPO
 
 CHECK = AttackAttempt(AttackParams(), CheckContext())
 
@@ -138,3 +139,18 @@ def test_repeated_addresses_cost_time_in_proportion(text: str) -> None:
     started = time.perf_counter()
     document_signals(fold(text))
     assert time.perf_counter() - started < 1.0
+
+
+def test_no_benign_passage_the_project_wrote_reads_as_an_order_to_an_ai() -> None:
+    """The near misses of bench/data/injected_passages.json (runbooks for human agents, AI
+    policy, developer docs, emails to people called Claude) stay unflagged by the document
+    forms; bench/injection_eval.py gives the whole check's figures."""
+    data = json.loads((REPO / "bench" / "data" / "injected_passages.json").read_text("utf-8"))
+    roles = {s["name"]: s["role"] for s in data["sets"]}
+    assert set(roles.values()) == {"tuned", "held_out"}
+    passages = [s for s in data["sets"] if s["name"].startswith("passages_")]
+    assert len(passages) == 2
+    for s in passages:
+        assert len(set(s["benign"])) == len(s["benign"]) >= 200
+        flagged = [t for t in s["benign"] if document_signals(fold(t))]
+        assert flagged == [], (s["name"], flagged[:3])
