@@ -113,15 +113,19 @@ class AttackAttempt(Check[AttackParams]):
         (an event without the rule's field: a chat event under ``field: contexts``) is no
         attack, and costs nothing. ``documents``: the texts are retrieved passages, where an
         order addressed to an AI reader is an attack however it is worded
-        (:mod:`.attack_documents`)."""
+        (:mod:`.attack_documents`) and an odd tail is not a cue."""
         if not all(texts):
             some = iter(self.assess_many([t for t in texts if t], documents=documents))
             return [next(some) if t else NOT_AN_ATTACK for t in texts]
         folded = [fold(t) for t in texts]
         found = [signals(t, f) for t, f in zip(texts, folded, strict=True)]
         if documents:
-            for signal, f in zip(found, folded, strict=True):
-                signal += document_signals(f)
+            # A passage's odd tail is code, a table or a log far more often than an optimised
+            # suffix, which attackers type into prompts: the tail is not read in passages.
+            found = [
+                [s for s in signal if s.technique != "adversarial_suffix"] + document_signals(f)
+                for signal, f in zip(found, folded, strict=True)
+            ]
         if self.model is None:
             return [self._decide(s, 0.0) for s in found]
         reads = [model_text(f) for f in folded]
