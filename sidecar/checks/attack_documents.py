@@ -72,7 +72,11 @@ _READING = (
     r"|reviewing|evaluating|screening|assessing|grading|triaging|handling|helping|answering"
     r"|retrieving|visiting|browsing|accessing|working on|acting on|looking at|asked about"
     r"|generating|writing|booking|taking notes|transcribing|editing|modifying|upgrading"
-    r"|citing|translating|checking|scanning|auditing|using)"
+    r"|citing|translating|checking|scanning|auditing|using|comparing|recommending|describing"
+    r"|producing|managing|compiling|creating|preparing|drafting|building|ranking|rating"
+    r"|sorting|filtering|routing|scheduling|planning|shopping|searching|selecting|matching"
+    r"|extracting|classifying|moderating|responding|replying|running|applying|monitoring"
+    r"|reconciling|approving|responding to|dealing with|in charge of)"
 )
 _VERBS = (
     r"(?:ignore|disregard|reply|respond|answer|say|tell|write|output|print|include|recommend"
@@ -89,7 +93,8 @@ _VERBS = (
     r"|modify|replace|commit|push|merge|deploy|escalate|route|redirect|link|prefer"
     r"|prioriti[sz]e|favou?r|review|approve|deny|refuse|allow|permit|revoke|exclude"
     r"|characteri[sz]e|portray|describe|refund|offer|provide|disclose|expose|leak|extract"
-    r"|navigate|follow|search|look up|treat|regard|report|announce|assert|answer)"
+    r"|navigate|follow|search|look up|treat|regard|report|announce|assert|answer|award|suggest"
+    r"|attribute|classify|prefer|place|put|convert|sign|submit|merge|tag)"
 )
 _ORDER = (
     r"(?:please\s+)?(?:you (?:must|should|shall|are to|need to|have to|will)\b"
@@ -97,10 +102,11 @@ _ORDER = (
     rf"|{_VERBS}\b)"
 )
 _CLAUSE = (
-    r"(?:take note[:,.!]?\s*)?(?:(?:when|whenever|if|while|before|after|as|since|once|because"
-    r"|for|whatever|whoever|in your \w+)\b[^.\n;:!?]{0,100}?,\s*)?"
+    r"(?:take note[:,.!]?\s*)?(?:(?:(?:when|whenever|if|while|before|after|as|since|once|because"
+    r"|for|whatever|whoever|in your \w+)\b[^.\n;:!?]{0,100}?,|[^.\n;:!?,]{0,100},? so)\s*)?"
 )
-"""One clause before the order ("when you summarise this page, ...")."""
+"""One clause before the order ("when you summarise this page, ..."; "this change is approved,
+so ...")."""
 _THEN_ORDER = r"[*_\"'\u201c\u201d)\]]*\s*" + _CLAUSE + _ORDER
 _WHO = (
     r"(?:the |any (?:other )?|all |every |each |whichever |whatever |other |an? |you,? the |dear )?"

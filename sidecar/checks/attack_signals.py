@@ -194,7 +194,7 @@ _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
         "dan",
         "persona",
         True,
-        r"\bdo anything now\b|\bdeveloper mode (?:enabled|output|on)\b|\bjailbr(?:ea|o)k(?:en|ed)?\b(?! (?:an? |the |my |your )?(?:iphone|ipad|ios|phone|device|console|switch|ps\d))",
+        r"\bdo anything now\b|\bdeveloper mode (?:enabled|output|on)\b|\bjailbr(?:ea|o)k(?:en|ed)?\b(?! (?:an? |the |my |your )?(?:iphone|ipad|ios|phone|device|console|switch|ps\d)| (?:or|and) rooted\b)",
     ),
     (
         "unbound",
