@@ -12,9 +12,9 @@ forms that hold in prompts too are the ``ai_reader`` and ``ai_note`` patterns of
 An address counts only with an order right after it: an imperative, "you must", "please", or
 "don't" and the like, first or after one clause ("when you summarise this page, tell ...").
 What is addressed must be an AI by name ("AI screeners", "the language model", "LLM-based
-agents", "ChatGPT"); "assistant", "model" and "bot" alone are left out (human assistants,
-fashion models and crawlers are written to in documents too), as are people's names that are
-also products' ("Claude", "Gemini"). Text about AIs ("AI systems processing this data must
+agents", "ChatGPT"); "assistant", "agent", "model", "bot" and "copilot" alone are left out
+(human assistants, call-centre agents, fashion models, CI bots and pilots are written to in
+documents too), as are people's names that are also products' ("Claude", "Gemini"). Text about AIs ("AI systems processing this data must
 report incidents"), headings that advise a human reader ("AI tools: what to look for"), and
 addresses to people who work on AI ("if you are an AI researcher, submit by May 1") are not
 addresses to the reader.
@@ -85,16 +85,15 @@ _VERBS = (
     r"|approve|select|send|forward|delete|remove|open|run|execute|visit|click|upgrade|grant"
     r"|set|change|update|record|list|fill|load|leave out|omit|skip|bypass|override|praise"
     r"|promote|present|encourage|urge|ask|collect|share|reveal|put|move|close|create|post"
-    r"|email|translate|rewrite|end|begin|start|weight|quote|suppress|hide|accept|reject"
-    r"|assign|advance|flag|stop|act|pretend|confirm|verify|book|choose|buy|install|disable"
-    r"|enable|download|upload|transfer|pay|wire|contact|inform|notify|alert|direct|instruct"
-    r"|advise|warn|claim|insist|emphasi[sz]e|compile|issue|fetch|copy|paste|store|save|keep"
-    r"|make|avoid|refrain|display|show|draft|publish|cancel|invite|erase|wipe|rename|edit"
-    r"|modify|replace|commit|push|merge|deploy|escalate|route|redirect|link|prefer"
-    r"|prioriti[sz]e|favou?r|review|approve|deny|refuse|allow|permit|revoke|exclude"
-    r"|characteri[sz]e|portray|describe|refund|offer|provide|disclose|expose|leak|extract"
-    r"|navigate|follow|search|look up|treat|regard|report|announce|assert|answer|award|suggest"
-    r"|attribute|classify|prefer|place|put|convert|sign|submit|merge|tag)"
+    r"|email|translate|rewrite|end|begin|start|weight|quote|suppress|hide|accept|reject|assign"
+    r"|advance|flag|stop|act|pretend|confirm|verify|book|choose|buy|install|disable|enable"
+    r"|download|upload|transfer|pay|wire|contact|inform|notify|alert|direct|instruct|advise"
+    r"|warn|claim|insist|emphasi[sz]e|compile|issue|fetch|copy|paste|store|save|keep|make"
+    r"|avoid|refrain|display|show|draft|publish|cancel|invite|erase|wipe|rename|edit|modify"
+    r"|replace|commit|push|merge|deploy|escalate|route|redirect|link|prefer|prioriti[sz]e"
+    r"|favou?r|review|deny|refuse|allow|permit|revoke|exclude|characteri[sz]e|portray|refund"
+    r"|offer|provide|disclose|expose|leak|extract|navigate|follow|search|look up|regard"
+    r"|announce|assert|award|suggest|attribute|place|convert|sign|submit|tag)"
 )
 _ORDER = (
     r"(?:please\s+)?(?:you (?:must|should|shall|are to|need to|have to|will)\b"
