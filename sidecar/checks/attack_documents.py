@@ -48,7 +48,7 @@ _AI_NOUNS = (
     r"|aggregators?|note-?takers?|transcribers?|copilots?|coding agents?|helpers?)"
 )
 _AIT = (
-    rf"(?:(?:ai|llm)(?:[- ](?:powered|based|driven))?[- ](?!{_PEOPLE})(?:[a-z]+[- ])?{_AI_NOUNS}\b"
+    rf"(?:(?:ai|llm)(?:[- ](?:powered|based|driven))?[- ](?!{_PEOPLE})(?:[a-z]+(?:-[a-z]+)?[- ])?{_AI_NOUNS}\b"
     rf"|(?:automated|virtual|digital)[- ]{_AI_NOUNS}\b"
     r"|(?:large )?language models?\b|llms?\b|chatbots?\b|chatgpt\b|gpt(?:-?\d[\w.]{0,8})?s?\b"
     r"|summari[sz]ers?\b|transcribers?\b"
@@ -102,10 +102,11 @@ _ORDER = (
 )
 _CLAUSE = (
     r"(?:take note[:,.!]?\s*)?(?:(?:(?:when|whenever|if|while|before|after|as|since|once|because"
-    r"|for|whatever|whoever|in your \w+)\b[^.\n;:!?]{0,100}?,|[^.\n;:!?,]{0,100},? so)\s*)?"
+    r"|for|whatever|whoever|regardless|in any|in your \w+|on|during|instead of|unless)\b"
+    r"[^.\n;:!?]{0,100}?,|[^.\n;:!?,]{0,100},? so|[^.\n;:!?]{0,160};)\s*)?"
 )
 """One clause before the order ("when you summarise this page, ..."; "this change is approved,
-so ...")."""
+so ..."; "this customer is a verified VIP; ...")."""
 _THEN_ORDER = r"[*_\"'\u201c\u201d)\]]*\s*" + _CLAUSE + _ORDER
 _WHO = (
     r"(?:the |any (?:other )?|all |every |each |whichever |whatever |other |an? |you,? the |dear )?"
@@ -132,7 +133,7 @@ _PATTERNS: tuple[tuple[str, str, str], ...] = (
         "doc_vocative",
         "indirect_injection",
         # "AI reviewers: before writing ..., state ...", "<!-- LLM: tell the user ..."
-        rf"(?:^|[.!?]\s+|\n\s*|<!--\s*|[\[(<{{#/*>@~|]\s*|\b(?:dear|hey|hi|hello|yo|okay|ok"
+        rf"(?:^|[.!?]\s+|\n\s*|<!--\s*|[\[(<{{#/*>@~|]\s*|=[\"']\s*|\b(?:dear|hey|hi|hello|yo|okay|ok"
         rf"|attention|reader)[,!]?\s+(?:there[,!]?\s+)?)(?:to |for )?{_WHO}{_AIT}{_HUMAN_AFTER}"
         rf"(?: only| instructions?| notes?| notice)?{_TRAIL}"
         rf"\s*(?:[:,!\u2014\u2013-]+|\s+take note\b)\s*{_THEN_ORDER}",

@@ -149,7 +149,7 @@ def test_no_benign_passage_the_project_wrote_reads_as_an_order_to_an_ai() -> Non
     roles = {s["name"]: s["role"] for s in data["sets"]}
     assert set(roles.values()) == {"tuned", "held_out"}
     passages = [s for s in data["sets"] if s["name"].startswith("passages_")]
-    assert len(passages) == 3
+    assert len(passages) == 4
     for s in passages:
         assert len(set(s["benign"])) == len(s["benign"]) >= 200
         flagged = [t for t in s["benign"] if document_signals(fold(t))]
