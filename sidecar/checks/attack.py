@@ -88,21 +88,33 @@ class AttackAttempt(Check[AttackParams]):
         self.agree = params.agree if params.agree is not None else self._default("agree")
         self.prepares = self.model is not None
         self._batch = threading.local()
-        """Per thread, the last batch prepared: each text's id -> (the text, its finding)."""
+        """Per thread, the last batch prepared: its texts until the first call on one of them
+        (``pending``), then each text's id -> (the text, its finding) (``prepared``)."""
 
     def _default(self, name: str) -> float:
         return float(getattr(self.model, name)) if self.model is not None else 1.0
 
     def prepare(self, texts: Sequence[str]) -> None:
-        """Assess a batch's texts together (the model scores them in one pass); the calls
-        on them in this thread then read the result, until an empty batch lets it go."""
+        """Assess a batch's texts together (the model scores them in one pass) at the first
+        call on one of them; the calls on them in this thread then read the result, until an
+        empty batch lets it go. A rule on ``contexts`` reads each event's passages instead and
+        never calls on the joined text, so its batch is never assessed."""
         if not self.prepares:
             return
-        found = self.assess_many(texts)
-        self._batch.prepared = {id(t): (t, f) for t, f in zip(texts, found, strict=True)}
+        self._batch.pending = list(texts) or None
+        self._batch.prepared = None
+
+    def _prepared(self) -> dict[int, tuple[str, Finding]] | None:
+        prepared: dict[int, tuple[str, Finding]] | None = getattr(self._batch, "prepared", None)
+        pending: list[str] | None = getattr(self._batch, "pending", None)
+        if prepared is None and pending:
+            found = self.assess_many(pending)
+            prepared = {id(t): (t, f) for t, f in zip(pending, found, strict=True)}
+            self._batch.prepared, self._batch.pending = prepared, None
+        return prepared
 
     def assess(self, text: str) -> Finding:
-        prepared: dict[int, tuple[str, Finding]] | None = getattr(self._batch, "prepared", None)
+        prepared = self._prepared()
         got = prepared.get(id(text)) if prepared else None
         if got is not None and got[0] is text:
             return got[1]
