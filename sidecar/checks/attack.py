@@ -125,7 +125,8 @@ class AttackAttempt(Check[AttackParams]):
         (an event without the rule's field: a chat event under ``field: contexts``) is no
         attack, and costs nothing. ``documents``: the texts are retrieved passages, where an
         order addressed to an AI reader is an attack however it is worded
-        (:mod:`.attack_documents`) and an odd tail is not a cue."""
+        (:mod:`.attack_documents`), an odd tail is not a cue and the model does not call an
+        attack on its own."""
         if not all(texts):
             some = iter(self.assess_many([t for t in texts if t], documents=documents))
             return [next(some) if t else NOT_AN_ATTACK for t in texts]
@@ -139,19 +140,22 @@ class AttackAttempt(Check[AttackParams]):
                 for signal, f in zip(found, folded, strict=True)
             ]
         if self.model is None:
-            return [self._decide(s, 0.0) for s in found]
+            return [self._decide(s, 0.0, self.alone) for s in found]
         reads = [model_text(f) for f in folded]
         cues = [[s.cue for s in signal] for signal in found]
         scores = self.model.score_many(reads, cues, [len(t) for t in texts])
-        return [self._decide(s, p) for s, p in zip(found, scores, strict=True)]
+        # The model learned prompts: on a passage it confirms cues but calls nothing alone (on
+        # the written passages it found no injection alone and flagged benign ones).
+        alone = 1.1 if documents else self.alone
+        return [self._decide(s, p, alone) for s, p in zip(found, scores, strict=True)]
 
-    def _decide(self, found: list[Signal], p: float) -> Finding:
-        if not found and (p < self.alone or self.model is None):
+    def _decide(self, found: list[Signal], p: float, alone: float) -> Finding:
+        if not found and (p < alone or self.model is None):
             return Finding(False, (), None, p)  # most texts: no signal, and no model alone
         sure = [s.technique for s in found if s.sure]
         cued = [s.technique for s in found if not s.sure] if p >= self.agree else []
         techniques = sure + cued
-        if not techniques and p >= self.alone and self.model is not None:
+        if not techniques and p >= alone and self.model is not None:
             techniques = [LEARNED]
         if not techniques:
             return Finding(False, (), None, p)

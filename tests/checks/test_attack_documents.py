@@ -9,6 +9,7 @@ import pytest
 
 from sidecar.checks.attack import AttackAttempt, AttackParams
 from sidecar.checks.attack_documents import _MAYBE, document_signals
+from sidecar.checks.attack_model import AttackModel
 from sidecar.checks.base import CheckContext
 from sidecar.checks.refusal_text import fold
 from sidecar.events import Event
@@ -170,3 +171,19 @@ def test_an_odd_tail_is_not_a_cue_in_a_passage() -> None:
     assert text is not None
     result = eager(text, event)
     assert result.value is False, result.detail
+
+
+def test_the_model_alone_calls_no_attack_on_a_passage() -> None:
+    """The model learned prompts: on a passage it confirms cues but calls nothing alone."""
+    model = AttackModel({"zork": 20.0, "zork frobnicate": 5.0}, -10.0, alone=0.9, agree=0.5)
+    check = AttackAttempt(AttackParams(), CheckContext(), model=model)
+    text = "Please zork frobnicate the widget."
+    assert check(text, Event(id="p", prompt=text)).value is True
+    event = Event(id="e", prompt="What does it say?", contexts=[text])
+    joined = event.text("contexts")
+    assert joined is not None
+    assert check(joined, event).value is False
+    injected = Event(id="i", prompt="What does it say?", contexts=[text, INJECTED[0]])
+    joined = injected.text("contexts")
+    assert joined is not None
+    assert check(joined, injected).value is True
