@@ -55,17 +55,16 @@ def main() -> int:
     folded = [fold(t) for t in texts]
     kb = sum(map(len, texts)) / 1000
 
-    def best(run: Callable[[], object]) -> float:
-        fastest = float("inf")
-        for _ in range(7):
-            started = time.perf_counter()
-            run()
-            fastest = min(fastest, time.perf_counter() - started)
-        return fastest * 1e6
+    def timed(run: Callable[[], object]) -> float:
+        started = time.perf_counter()
+        run()
+        return (time.perf_counter() - started) * 1e6
 
-    # in turn, so that a drift of the machine's speed reaches both
-    documents = best(lambda: [document_signals(f) for f in folded])
-    worded = best(lambda: [signals(t, f) for t, f in zip(texts, folded, strict=True)])
+    # best of 7, the two in turn so that a drift of the machine's speed reaches both
+    documents, worded = float("inf"), float("inf")
+    for _ in range(7):
+        documents = min(documents, timed(lambda: [document_signals(f) for f in folded]))
+        worded = min(worded, timed(lambda: list(map(signals, texts, folded))))
     busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(
         f"\ncost on these {len(texts)} passages ({kb:.0f} KB; best of 7, load average "
