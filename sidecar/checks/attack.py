@@ -16,6 +16,7 @@ on its own (an instruction addressed to the assistant inside a document: indirec
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -131,14 +132,15 @@ class AttackAttempt(Check[AttackParams]):
             some = iter(self.assess_many([t for t in texts if t], documents=documents))
             return [next(some) if t else NOT_AN_ATTACK for t in texts]
         folded = [fold(t) for t in texts]
-        found = [signals(t, f) for t, f in zip(texts, folded, strict=True)]
         if documents:
             # A passage's odd tail is code, a table or a log far more often than an optimised
             # suffix, which attackers type into prompts: the tail is not read in passages.
             found = [
-                [s for s in signal if s.technique != "adversarial_suffix"] + document_signals(f)
-                for signal, f in zip(found, folded, strict=True)
+                signals(t, f, suffix=False) + document_signals(f)
+                for t, f in zip(texts, folded, strict=True)
             ]
+        else:
+            found = [signals(t, f) for t, f in zip(texts, folded, strict=True)]
         if self.model is None:
             return [self._decide(s, 0.0, self.alone) for s in found]
         reads = [model_text(f) for f in folded]
@@ -146,7 +148,7 @@ class AttackAttempt(Check[AttackParams]):
         scores = self.model.score_many(reads, cues, [len(t) for t in texts])
         # The model learned prompts: on a passage it confirms cues but calls nothing alone (on
         # the written passages it found no injection alone and flagged benign ones).
-        alone = 1.1 if documents else self.alone
+        alone = math.inf if documents else self.alone
         return [self._decide(s, p, alone) for s, p in zip(found, scores, strict=True)]
 
     def _decide(self, found: list[Signal], p: float, alone: float) -> Finding:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from .attack_signals import Signal
+from .attack_signals import ORDER_VERBS, READ_WORDS, Signal
 from .prefilter import Prefilter
 
 __all__ = ["document_signals"]
@@ -61,40 +61,223 @@ agents"), a language model, a chatbot, a summariser, a bot with a job ("triage b
 "assistant", "agent", "model" and "bot" are left out (human assistants and support agents,
 fashion models, crawlers and CI bots are written to in documents too), and so are bots whose
 name does not say they talk ("renovate bot")."""
-_HUMAN_AFTER = (
-    r"(?! (?:researchers?|engineers?|developers?|compan(?:y|ies)|startups?|teams?|enthusiasts?"
-    r"|practitioners?|students?|professionals?|experts?|labs?|founders?|users?|vendors?"
-    r"|providers?|leaders?|scientists?|ethicists?|polic(?:y|ies)|product|investors?"
-    r"|journalists?|writers?|artists?|safety|governance|communit(?:y|ies))\b)"
+_HUMAN_AFTER = rf"(?! {_PEOPLE})"
+"""After any name of an AI: people or a topic ("LLM developers", "chatbot teams")."""
+_MORE_READING = (
+    "assessing",
+    "grading",
+    "triaging",
+    "handling",
+    "helping",
+    "answering",
+    "retrieving",
+    "working on",
+    "acting on",
+    "looking at",
+    "asked about",
+    "generating",
+    "writing",
+    "booking",
+    "taking notes",
+    "transcribing",
+    "editing",
+    "modifying",
+    "upgrading",
+    "citing",
+    "translating",
+    "checking",
+    "scanning",
+    "auditing",
+    "using",
+    "comparing",
+    "recommending",
+    "describing",
+    "producing",
+    "managing",
+    "compiling",
+    "creating",
+    "preparing",
+    "drafting",
+    "building",
+    "ranking",
+    "rating",
+    "sorting",
+    "filtering",
+    "routing",
+    "scheduling",
+    "planning",
+    "shopping",
+    "searching",
+    "selecting",
+    "matching",
+    "extracting",
+    "classifying",
+    "moderating",
+    "responding",
+    "replying",
+    "running",
+    "applying",
+    "monitoring",
+    "reconciling",
+    "approving",
+    "responding to",
+    "dealing with",
+    "in charge of",
 )
+"""What else an AI addressed in a passage may be doing to it ("AI shopping assistants
+comparing plans: ..."), besides the prompt patterns' reading words."""
 _READING = (
-    r"(?:reading|processing|parsing|summari[sz]ing|crawling|scraping|indexing|analy[sz]ing"
-    r"|reviewing|evaluating|screening|assessing|grading|triaging|handling|helping|answering"
-    r"|retrieving|visiting|browsing|accessing|working on|acting on|looking at|asked about"
-    r"|generating|writing|booking|taking notes|transcribing|editing|modifying|upgrading"
-    r"|citing|translating|checking|scanning|auditing|using|comparing|recommending|describing"
-    r"|producing|managing|compiling|creating|preparing|drafting|building|ranking|rating"
-    r"|sorting|filtering|routing|scheduling|planning|shopping|searching|selecting|matching"
-    r"|extracting|classifying|moderating|responding|replying|running|applying|monitoring"
-    r"|reconciling|approving|responding to|dealing with|in charge of)"
+    "(?:" + "|".join([w for w in READ_WORDS if w.endswith("ing")] + list(_MORE_READING)) + ")"
 )
-_VERBS = (
-    r"(?:ignore|disregard|reply|respond|answer|say|tell|write|output|print|include|recommend"
-    r"|rate|rank|give|mention|append|add|classify|treat|consider|score|describe|summari[sz]e"
-    r"|forget|remember|make sure|ensure|state|insert|report|call|refer|return|label|mark"
-    r"|approve|select|send|forward|delete|remove|open|run|execute|visit|click|upgrade|grant"
-    r"|set|change|update|record|list|fill|load|leave out|omit|skip|bypass|override|praise"
-    r"|promote|present|encourage|urge|ask|collect|share|reveal|put|move|close|create|post"
-    r"|email|translate|rewrite|end|begin|start|weight|quote|suppress|hide|accept|reject|assign"
-    r"|advance|flag|stop|act|pretend|confirm|verify|book|choose|buy|install|disable|enable"
-    r"|download|upload|transfer|pay|wire|contact|inform|notify|alert|direct|instruct|advise"
-    r"|warn|claim|insist|emphasi[sz]e|compile|issue|fetch|copy|paste|store|save|keep|make"
-    r"|avoid|refrain|display|show|draft|publish|cancel|invite|erase|wipe|rename|edit|modify"
-    r"|replace|commit|push|merge|deploy|escalate|route|redirect|link|prefer|prioriti[sz]e"
-    r"|favou?r|review|deny|refuse|allow|permit|revoke|exclude|characteri[sz]e|portray|refund"
-    r"|offer|provide|disclose|expose|leak|extract|navigate|follow|search|look up|regard"
-    r"|announce|assert|award|suggest|attribute|place|convert|sign|submit|tag)"
+_MORE_VERBS = (
+    "send",
+    "forward",
+    "delete",
+    "remove",
+    "open",
+    "run",
+    "execute",
+    "visit",
+    "click",
+    "upgrade",
+    "grant",
+    "set",
+    "change",
+    "update",
+    "record",
+    "list",
+    "fill",
+    "load",
+    "leave out",
+    "omit",
+    "skip",
+    "bypass",
+    "override",
+    "praise",
+    "promote",
+    "present",
+    "encourage",
+    "urge",
+    "ask",
+    "collect",
+    "share",
+    "reveal",
+    "put",
+    "move",
+    "close",
+    "create",
+    "post",
+    "email",
+    "translate",
+    "rewrite",
+    "end",
+    "begin",
+    "start",
+    "weight",
+    "quote",
+    "suppress",
+    "hide",
+    "accept",
+    "reject",
+    "assign",
+    "advance",
+    "flag",
+    "stop",
+    "act",
+    "pretend",
+    "confirm",
+    "verify",
+    "book",
+    "choose",
+    "buy",
+    "install",
+    "disable",
+    "enable",
+    "download",
+    "upload",
+    "transfer",
+    "pay",
+    "wire",
+    "contact",
+    "inform",
+    "notify",
+    "alert",
+    "direct",
+    "instruct",
+    "advise",
+    "warn",
+    "claim",
+    "insist",
+    "emphasi[sz]e",
+    "compile",
+    "issue",
+    "fetch",
+    "copy",
+    "paste",
+    "store",
+    "save",
+    "keep",
+    "make",
+    "avoid",
+    "refrain",
+    "display",
+    "show",
+    "draft",
+    "publish",
+    "cancel",
+    "invite",
+    "erase",
+    "wipe",
+    "rename",
+    "edit",
+    "modify",
+    "replace",
+    "commit",
+    "push",
+    "merge",
+    "deploy",
+    "escalate",
+    "route",
+    "redirect",
+    "link",
+    "prefer",
+    "prioriti[sz]e",
+    "favou?r",
+    "review",
+    "deny",
+    "refuse",
+    "allow",
+    "permit",
+    "revoke",
+    "exclude",
+    "characteri[sz]e",
+    "portray",
+    "refund",
+    "offer",
+    "provide",
+    "disclose",
+    "expose",
+    "leak",
+    "extract",
+    "navigate",
+    "follow",
+    "search",
+    "look up",
+    "regard",
+    "announce",
+    "assert",
+    "award",
+    "suggest",
+    "attribute",
+    "place",
+    "convert",
+    "sign",
+    "submit",
+    "tag",
 )
+"""Orders a passage gives its AI reader besides the prompt patterns' ("forward", "pay",
+"install"): an address in a passage is read as one anyway, so the list can be long."""
+_VERBS = "(?:" + "|".join(ORDER_VERBS + _MORE_VERBS) + ")"
 _ORDER = (
     r"(?:please\s+)?(?:you (?:must|should|shall|are to|need to|have to|will)\b"
     r"|(?:do not|don't|never|always|only|just|also|quietly|silently|immediately)\b"

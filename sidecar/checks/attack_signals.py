@@ -56,6 +56,8 @@ _re2: Any = RE2  # None where google-re2 is not installed (see sidecar.scan)
 
 __all__ = [
     "ADVANCED",
+    "ORDER_VERBS",
+    "READ_WORDS",
     "TECHNIQUES",
     "Category",
     "Signal",
@@ -129,7 +131,7 @@ _AI = r"(?:ai|a\.i\.|artificial intelligence|(?:large )?language model|llm|chatb
 _AIS = r"(?:ais|(?:large )?language models|llms|chatbots|(?:ai|llm) (?:assistants|models|agents|systems|tools|bots|readers|crawlers|recruiters|reviewers|screeners))"
 """AIs named as readers, one or many. No product names that are also people's names or
 words ("Claude", "Gemini", "copilot")."""
-_READ_WORDS = (
+READ_WORDS = (
     "reading",
     "processing",
     "parsing",
@@ -160,8 +162,55 @@ _READ_WORDS = (
     "browses",
     "accesses",
 )
-_READS = "(?:" + "|".join(_READ_WORDS) + ")"
-_ORDER_VERB = r"(?:ignore|disregard|reply|respond|answer|say|tell|write|output|print|include|recommend|rate|rank|give|mention|append|add|do not|don't|never|always|classify|treat|consider|score|describe|summari[sz]e|forget|remember|make sure|ensure|state|insert|report|call|refer|return|label|mark|approve|select)"
+"""What an AI does to the text it is addressed in ("... reading this", "... that reviews
+this"); the document patterns (:mod:`.attack_documents`) read more."""
+_READS = "(?:" + "|".join(READ_WORDS) + ")"
+ORDER_VERBS = (
+    "ignore",
+    "disregard",
+    "reply",
+    "respond",
+    "answer",
+    "say",
+    "tell",
+    "write",
+    "output",
+    "print",
+    "include",
+    "recommend",
+    "rate",
+    "rank",
+    "give",
+    "mention",
+    "append",
+    "add",
+    "do not",
+    "don't",
+    "never",
+    "always",
+    "classify",
+    "treat",
+    "consider",
+    "score",
+    "describe",
+    "summari[sz]e",
+    "forget",
+    "remember",
+    "make sure",
+    "ensure",
+    "state",
+    "insert",
+    "report",
+    "call",
+    "refer",
+    "return",
+    "label",
+    "mark",
+    "approve",
+    "select",
+)
+"""Orders given to an AI reader, at the start of a clause; the document patterns read more."""
+_ORDER_VERB = "(?:" + "|".join(ORDER_VERBS) + ")"
 _ORDER = rf"(?:please\s+)?(?:you (?:must|should|shall|are to|need to|have to)\b|{_ORDER_VERB}\b)"
 """An order at the start of a clause: "reply only with ...", "you must ..."."""
 _TOLD = rf"(?:\s+\w{{1,30}})?\s*[:,;-]\s*{_ORDER}"
@@ -613,7 +662,7 @@ _TRIGGERS: dict[str, tuple[int, int, tuple[str, ...]]] = {
         60,
         100,
         tuple(
-            f"{verb} {what}" for verb in _READ_WORDS for what in ("this", "these", "the following")
+            f"{verb} {what}" for verb in READ_WORDS for what in ("this", "these", "the following")
         ),
     ),
     "ai_note": (
@@ -1052,9 +1101,10 @@ dialogue turns may occur in a folded text, in one RE2 pass (see :mod:`.prefilter
 prompts hold none."""
 
 
-def signals(original: str, folded: str) -> list[Signal]:
+def signals(original: str, folded: str, *, suffix: bool = True) -> list[Signal]:
     """Every signal found in a text (``folded``: it casefolded by
-    :func:`~sidecar.checks.refusal_text.fold`), once per rule."""
+    :func:`~sidecar.checks.refusal_text.fold`), once per rule; ``suffix=False`` leaves out
+    the reading of its tail (a retrieved passage's odd tail is code, a table or a log)."""
     found: dict[str, Signal] = {}
     maybe = _MAYBE(folded)
     _worded(folded, found, maybe)
@@ -1063,7 +1113,7 @@ def signals(original: str, folded: str) -> list[Signal]:
     kind = _obfuscation(original, folded, maybe)
     if kind is not None:
         found[kind] = Signal("obfuscation", True, kind)
-    odd, tail = _suffix(original)
+    odd, tail = _suffix(original) if suffix else (0, "")
     if odd and default_tail_model().unlikely(tail[-SUFFIX_LM_CHARS:]):
         found["unlikely_tail"] = Signal("adversarial_suffix", False, "unlikely_tail")
     elif odd >= SUFFIX_CUE:
