@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import re
 
+from .attack_languages import LANGUAGE_PATTERNS
 from .attack_signals import ORDER_VERBS, READ_WORDS, Signal
 from .prefilter import Prefilter
 
-__all__ = ["document_signals"]
+__all__ = ["document_signals", "topic_words_as_cues", "unquoted"]
 
 _PEOPLE = (
     r"(?:research|engineer|develop|compan|startup|team|enthusiast|practition|student"
@@ -357,7 +358,87 @@ _PATTERNS: tuple[tuple[str, str, str], ...] = (
     ),
 )
 
+_PATTERNS += LANGUAGE_PATTERNS
+
 _COMPILED = {name: re.compile(expr, re.DOTALL) for name, _, expr in _PATTERNS}
+
+_QUOTATION = re.compile(
+    r"\"[^\"\n]{0,2000}\"|(?<![=\w])'[^'\n]{4,400}?'(?!\w)|『[^』\n]{1,400}』|‹[^›\n]{1,400}›"
+)
+"""A quotation in folded text, where typographic quotes, guillemets and 「」 are ``"``: double
+quotes pair up left to right, so that an attribute's value (``alt="..."``) is one pair too."""
+_CITED_BEFORE = re.compile(
+    r"(?:(?<!\w)(?:like|such as|e\.g\.|for example|for instance|phrases?|sentences?|wording|reads"
+    r"|says|said|wrote|written|contained|containing"
+    # es, fr, de, it, pt, nl
+    r"|como|del tipo|por ejemplo|frases?|texto|decía|ponía|contenía|escrito|comme|du type|par"
+    r" exemple|texte|disait|écrit|contenait|wie|etwa|zum beispiel|z\.\s?b\.|satz|sätze"
+    r"|text|stand|enthielt|lautete|formulierung\w*|come|ad esempio|per esempio|frasi|testo|diceva"
+    r"|scritto|conteneva|do tipo|por exemplo|dizia|trazia|continha|zoals|bijvoorbeeld|zinn?e?n?"
+    r"|tekst|stond|bevatte|als"
+    # ru, pl, tr, ko
+    r"|вроде|вида|типа|например|фраз\w*|текст\w*|написано|w rodzaju|typu|np\.|na przykład"
+    r"|zdani\w*|zwrot\w*|wpisano|napisano|örneğin|mesela|예를 들어|예컨대)(?!\w)"
+    # a speaker's turn in a transcript
+    r"|(?<!\w)(?:user|usuario|utilisateur|benutzer|nutzer|utente|usuário|gebruiker|пользователь"
+    r"|użytkownik|kullanıcı|customer|cliente|client|kunde|klant|用户|ユーザー|사용자)\s*:"
+    # Chinese and Japanese words, which need no spaces around them
+    r"|例如|比如|诸如|写着|例えば|たとえば)"
+    r"[^.!?\n]{0,50}$"
+)
+"""Words that introduce a quotation as an example or as someone's words, up to 60 characters
+before it in the same sentence."""
+_CITED_AFTER = re.compile(
+    r"\s*(?:gibi|yazıyor\w*|yazılı|之类|这样的|のような|といった|と書かれ|と記載|という|と言う|같은"
+    r"|(?:이)?라고|(?:이)?라는)"
+)
+"""Words after a quotation that make it an example (in languages that put them there)."""
+
+
+_DAN_BY_NAME = re.compile(r"\bdo anything now\b|\bdeveloper mode (?:enabled|output|on)\b")
+
+
+def topic_words_as_cues(found: list[Signal], folded: str) -> list[Signal]:
+    """The prompt signals of a passage (``folded``: as :func:`unquoted` left it), with those a
+    document sets off by naming its topic made cues: the word "jailbreak" (the ``dan`` pattern
+    with neither "do anything now" nor an enabled developer mode) is a sure sign in a prompt,
+    and what a glossary, a security article or terms of service that forbid jailbreaks are
+    about."""
+    if not any(s.cue == "dan" and s.sure for s in found) or _DAN_BY_NAME.search(folded):
+        return found
+    return [Signal(s.technique, False, s.cue) if s.cue == "dan" else s for s in found]
+
+
+def unquoted(folded: str) -> str:
+    """``folded`` with the quotations it cites as examples blanked: a security article that
+    quotes "ignore previous instructions", a training that shows what a planted note looks
+    like, a transcript of a user talking to a chatbot. What a passage quotes that way is what
+    it talks about, not what it says to its reader. The text keeps its length."""
+    if (
+        '"' not in folded
+        and "'" not in folded
+        and "\u300e" not in folded
+        and "\u2039" not in folded
+    ):
+        return folded
+    parts: list[str] = []
+    last = 0
+    for m in _QUOTATION.finditer(folded):
+        start, end = m.span()
+        if start and folded[start - 1] == "=":
+            continue  # an HTML or code attribute's value: what the page says
+        if _CITED_BEFORE.search(folded, max(0, start - 60), start) or _CITED_AFTER.match(
+            folded, end
+        ):
+            parts.append(folded[last : start + 1])
+            parts.append(" " * (end - start - 2))
+            last = end - 1
+    if not parts:
+        return folded
+    parts.append(folded[last:])
+    return "".join(parts)
+
+
 _TECHNIQUE = {name: technique for name, technique, _ in _PATTERNS}
 _MAYBE = Prefilter(_COMPILED)
 
