@@ -9,8 +9,8 @@ import pytest
 
 from sidecar.checks.attack import AttackAttempt, AttackParams
 from sidecar.checks.attack_documents import _MAYBE, document_signals, unquoted
-from sidecar.checks.attack_signals import signals
 from sidecar.checks.attack_model import AttackModel
+from sidecar.checks.attack_signals import signals
 from sidecar.checks.base import CheckContext
 from sidecar.checks.refusal_text import fold
 from sidecar.events import Event
