@@ -24,6 +24,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -40,17 +41,18 @@ DATA = ROOT / "bench" / "data" / "injected_passages.json"
 def main() -> int:
     sets = json.loads(DATA.read_text(encoding="utf-8"))["sets"]
     check = AttackAttempt(AttackParams(), CheckContext())
-    print(f"{'set':<10} {'role':<9} {'read as':<9} {'injections found':>18} {'benign flagged':>16}")
+    print(f"{'set':<12} {'role':<9} {'read as':<9} {'injections found':>18} {'benign flagged':>16}")
     for s in sets:
         attacks, benign = s["attack"], s["benign"]
         for mode, documents in (("passages", True), ("prompts", False)):
             found = sum(f.attack for f in check.assess_many(attacks, documents=documents))
             flagged = sum(f.attack for f in check.assess_many(benign, documents=documents))
             print(
-                f"{s['name']:<10} {s['role']:<9} {mode:<9} "
+                f"{s['name']:<12} {s['role']:<9} {mode:<9} "
                 f"{found:>5} of {len(attacks):<3} {found / len(attacks):5.3f} "
                 f"{flagged:>4} of {len(benign):<3} {flagged / len(benign):5.3f}"
             )
+    languages(check, [s for s in sets if "attack_languages" in s])
     texts = [t for s in sets for t in s["attack"] + s["benign"]]
     folded = [fold(t) for t in texts]
     kb = sum(map(len, texts)) / 1000
@@ -72,6 +74,35 @@ def main() -> int:
         f"text gets {worded / kb:.1f} us per KB"
     )
     return 0
+
+
+def languages(check: AttackAttempt, sets: list[dict[str, Any]]) -> None:
+    """Read as passages, each language of the sets written in other languages than English."""
+    if not sets:
+        return
+    print("\nread as passages, by language (the sets written in other languages)")
+    print(f"{'set':<12} {'role':<9} " + " ".join(f"{c:>9}" for c in _codes(sets)))
+    for s in sets:
+        cells = []
+        for code in _codes(sets):
+            attacks = [
+                t for t, c in zip(s["attack"], s["attack_languages"], strict=True) if c == code
+            ]
+            benign = [
+                t for t, c in zip(s["benign"], s["benign_languages"], strict=True) if c == code
+            ]
+            if not attacks and not benign:
+                cells.append(f"{'-':>9}")
+                continue
+            found = sum(f.attack for f in check.assess_many(attacks, documents=True))
+            flagged = sum(f.attack for f in check.assess_many(benign, documents=True))
+            cells.append(f"{found:>2}/{len(attacks):<2} {flagged:>1}/{len(benign):<2}")
+        print(f"{s['name']:<12} {s['role']:<9} " + " ".join(cells))
+    print("(each cell: injections found / written, benign passages flagged / written)")
+
+
+def _codes(sets: list[dict[str, Any]]) -> list[str]:
+    return sorted({c for s in sets for c in s["attack_languages"] + s["benign_languages"]})
 
 
 if __name__ == "__main__":

@@ -216,7 +216,12 @@ class Prefilter:
     linear pass. Without RE2, for a pattern with no superset, and in a text RE2 cannot read,
     every pattern may."""
 
-    def __init__(self, patterns: dict[str, re.Pattern[str]]) -> None:
+    def __init__(
+        self, patterns: dict[str, re.Pattern[str]], *, given: dict[str, str] | None = None
+    ) -> None:
+        """``given``: RE2 expressions to use instead of the patterns' :func:`superset`, each
+        one the caller knows to match wherever its pattern does (RE2 reads ``\\b`` as ASCII,
+        which a superset can keep around a word whose first and last letters are ASCII)."""
         self.everything = frozenset(patterns)
         self.names: list[str] = []
         """The patterns in the set, by their index there."""
@@ -227,7 +232,7 @@ class Prefilter:
             options.max_mem = 64 << 20
             found = _re2.Set.SearchSet(options)
             for name, pattern in patterns.items():
-                expr = superset(pattern)
+                expr = given[name] if given and name in given else superset(pattern)
                 if expr is not None and _compiles(expr, options):
                     found.Add(expr)
                     self.names.append(name)

@@ -8,7 +8,13 @@ import time
 import pytest
 
 from sidecar.checks.attack import AttackAttempt, AttackParams
-from sidecar.checks.attack_documents import _MAYBE, document_signals, unquoted
+from sidecar.checks.attack_documents import (
+    _COMPILED,
+    _LANGUAGE_MAYBE,
+    _MAYBE,
+    document_signals,
+    unquoted,
+)
 from sidecar.checks.attack_model import AttackModel
 from sidecar.checks.attack_signals import signals
 from sidecar.checks.base import CheckContext
@@ -123,7 +129,27 @@ def test_every_document_pattern_is_prefiltered() -> None:
     if RE2 is None and not IN_CI:
         pytest.skip("google-re2 is not installed (a dependency where it has wheels)")
     assert _MAYBE.always == frozenset()
+    assert all(not m.always for m in _LANGUAGE_MAYBE.values())
     assert _MAYBE(fold("The weather in Paris is mild in May.")) == frozenset()
+    # English words that other languages share do not open their sets
+    assert _MAYBE(fold("Ignore the system model instructions of the software.")) == frozenset()
+
+
+def test_the_language_gates_lose_no_form() -> None:
+    """Each language's forms are searched only where its gate found a word they all need: on
+    every passage the project wrote, in thirteen languages, the gated reading finds what
+    searching every form finds."""
+    data = json.loads((REPO / "bench" / "data" / "injected_passages.json").read_text("utf-8"))
+    texts = [t for s in data["sets"] for t in s["attack"] + s["benign"]]
+    texts += [t for _, t in INJECTED_OTHER_LANGUAGES + BENIGN_OTHER_LANGUAGES]
+    assert len(texts) > 3000
+    found = 0
+    for text in texts:
+        folded = unquoted(fold(text))
+        every = {name for name, pattern in _COMPILED.items() if pattern.search(folded)}
+        assert {s.cue for s in document_signals(folded)} == every, text
+        found += bool(every)
+    assert found > 450
 
 
 @pytest.mark.parametrize(
