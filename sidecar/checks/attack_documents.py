@@ -463,17 +463,20 @@ def unquoted(folded: str) -> str:
 
 
 def document_signals(folded: str) -> list[Signal]:
-    """The orders a retrieved passage (``folded``: casefolded) gives to an AI reader, as
-    sure ``indirect_injection`` signals (``instruction_override`` for a passage that closes
-    its context and opens a system turn)."""
+    """The orders a retrieved passage (``folded``: casefolded, and :func:`unquoted` where it
+    cites examples) gives to an AI reader, in English or in one of the languages of
+    :mod:`.attack_languages`, as sure ``indirect_injection`` signals (``instruction_override``
+    for a passage that closes its context and opens a system turn, or that tells its reader
+    to drop earlier instructions in another language)."""
     maybe = _MAYBE(folded)
     gates = [name for name in maybe if name.startswith(_GATE)]
     if gates:
-        maybe = set(maybe)
+        opened = set(maybe)
         cjk = _CJK_GATES.intersection(gates) and _CJK_SCRIPT.search(folded) is not None
         for gate in gates:
             if cjk or gate not in _CJK_GATES:
-                maybe.update(_LANGUAGE_MAYBE[gate](folded))
+                opened.update(_LANGUAGE_MAYBE[gate](folded))
+        maybe = frozenset(opened)
     return [
         Signal(_TECHNIQUE[name], True, name)
         for name, pattern in _COMPILED.items()
