@@ -14,10 +14,12 @@ as prompts (the default pack), and what the document patterns cost beside the si
 text gets.
 
     python bench/injection_eval.py
+    python bench/injection_eval.py --treebanks DIR   # benign text in other languages at scale
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -39,8 +41,18 @@ DATA = ROOT / "bench" / "data" / "injected_passages.json"
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--treebanks",
+        type=Path,
+        help="a directory of Universal Dependencies treebanks (.conllu files, at any depth): "
+        "their sentences, alone and four to a passage, read as passages (benign text at scale)",
+    )
+    args = parser.parse_args()
     sets = json.loads(DATA.read_text(encoding="utf-8"))["sets"]
     check = AttackAttempt(AttackParams(), CheckContext())
+    if args.treebanks:
+        return treebanks(check, args.treebanks)
     print(f"{'set':<12} {'role':<9} {'read as':<9} {'injections found':>18} {'benign flagged':>16}")
     for s in sets:
         attacks, benign = s["attack"], s["benign"]
@@ -53,7 +65,17 @@ def main() -> int:
                 f"{flagged:>4} of {len(benign):<3} {flagged / len(benign):5.3f}"
             )
     languages(check, [s for s in sets if "attack_languages" in s])
-    texts = [t for s in sets for t in s["attack"] + s["benign"]]
+    print()
+    english = [t for s in sets if "attack_languages" not in s for t in s["attack"] + s["benign"]]
+    others = [t for s in sets if "attack_languages" in s for t in s["attack"] + s["benign"]]
+    cost(f"the {len(english)} passages in English", english)
+    cost(f"the {len(others)} passages in other languages", others)
+    return 0
+
+
+def cost(what: str, texts: list[str]) -> None:
+    """What the document patterns cost beside the signals every passage gets (best of 7, the
+    two in turn so that a drift of the machine's speed reaches both)."""
     folded = [fold(t) for t in texts]
     kb = sum(map(len, texts)) / 1000
 
@@ -62,17 +84,47 @@ def main() -> int:
         run()
         return (time.perf_counter() - started) * 1e6
 
-    # best of 7, the two in turn so that a drift of the machine's speed reaches both
     documents, worded = float("inf"), float("inf")
     for _ in range(7):
         documents = min(documents, timed(lambda: [document_signals(f) for f in folded]))
         worded = min(worded, timed(lambda: list(map(signals, texts, folded))))
     busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(
-        f"\ncost on these {len(texts)} passages ({kb:.0f} KB; best of 7, load average "
-        f"{busy:.1f}): the document patterns {documents / kb:.1f} us per KB, the signals every "
-        f"text gets {worded / kb:.1f} us per KB"
+        f"cost on {what} ({kb:.0f} KB; best of 7, load average {busy:.1f}): the document "
+        f"patterns {documents / kb:.1f} us per KB, the signals every text gets "
+        f"{worded / kb:.1f} us per KB"
     )
+
+
+def treebanks(check: AttackAttempt, root: Path) -> int:
+    """How many sentences and passages of news, wiki and web text in other languages the check
+    flags when they are read as retrieved passages."""
+    files = sorted(root.rglob("*.conllu"))
+    if not files:
+        print(f"no .conllu file under {root}", file=sys.stderr)
+        return 2
+    total = flagged = 0
+    passages: list[str] = []
+    for path in files:
+        lines = [
+            line[len("# text = ") :].strip()
+            for line in path.read_text(encoding="utf-8").splitlines()
+            if line.startswith("# text = ")
+        ]
+        four = [" ".join(lines[i : i + 4]) for i in range(0, len(lines), 4)]
+        passages += four
+        texts = lines + four
+        hits = [
+            t
+            for t, f in zip(texts, check.assess_many(texts, documents=True), strict=True)
+            if f.attack
+        ]
+        total, flagged = total + len(texts), flagged + len(hits)
+        print(f"{path.name:<32} {len(texts):>6} read {len(hits):>4} flagged")
+        for text in hits[:3]:
+            print(f"    {text[:150]}")
+    print(f"all: {total} read, {flagged} flagged")
+    cost("their passages of four sentences", passages)
     return 0
 
 
