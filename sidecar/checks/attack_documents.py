@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from .attack_languages import CJK, LANGUAGE_GATES, LANGUAGE_PATTERNS
+from .attack_languages import LANGUAGE_GATES, LANGUAGE_PATTERNS, LANGUAGE_WORDS
 from .attack_signals import ORDER_VERBS, READ_WORDS, Signal
 from .prefilter import Prefilter
 
@@ -362,28 +362,26 @@ _PATTERNS += tuple((name, technique, expr) for name, technique, expr, _ in LANGU
 
 _COMPILED = {name: re.compile(expr, re.DOTALL) for name, _, expr in _PATTERNS}
 _TECHNIQUE = {name: technique for name, technique, _ in _PATTERNS}
-_GATE = "language:"
+_GATE, _WORDS = "language:", "words:"
 _MAYBE = Prefilter(
     {
         **{name: _COMPILED[name] for name in _COMPILED if not name.startswith("ml_")},
         **{_GATE + code: re.compile(expr, re.ASCII) for code, expr in LANGUAGE_GATES.items()},
+        **{_WORDS + code: re.compile(expr, re.ASCII) for code, expr in LANGUAGE_WORDS.items()},
     },
-    given={_GATE + code: expr for code, expr in LANGUAGE_GATES.items()},
+    given={
+        **{_GATE + code: expr for code, expr in LANGUAGE_GATES.items()},
+        **{_WORDS + code: expr for code, expr in LANGUAGE_WORDS.items()},
+    },
 )
-"""One RE2 set of the English forms and of each other language's gate (a word every form of
-that language needs): the English forms that may match, and the languages whose own set is to
-be read. All the forms in one set would make RE2's automaton too large to keep (it took 3 ms
-per KB)."""
+"""One RE2 set of the English forms and of each other language's two gates (a word every form
+of that language needs; the language's own words): the English forms that may match, and the
+languages whose own set is to be read. All the forms in one set would make RE2's automaton too
+large to keep (it took 3 ms per KB)."""
 _LANGUAGE_MAYBE = {
-    _GATE + code: Prefilter(
-        {name: _COMPILED[name] for name, _, _, c in LANGUAGE_PATTERNS if c == code}
-    )
+    code: Prefilter({name: _COMPILED[name] for name, _, _, c in LANGUAGE_PATTERNS if c == code})
     for code in LANGUAGE_GATES
 }
-_CJK_GATES = frozenset(_GATE + code for code in CJK)
-_CJK_SCRIPT = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
-"""Chinese, Japanese and Korean forms need their script in the text (their gates' "AI" is
-English too)."""
 
 _QUOTATION = re.compile(
     r"\"[^\"\n]{0,2000}\"|(?<![=\w])'[^'\n]{4,400}?'(?!\w)|『[^』\n]{1,400}』|‹[^›\n]{1,400}›"
@@ -469,14 +467,12 @@ def document_signals(folded: str) -> list[Signal]:
     for a passage that closes its context and opens a system turn, or that tells its reader
     to drop earlier instructions in another language)."""
     maybe = _MAYBE(folded)
-    gates = [name for name in maybe if name.startswith(_GATE)]
-    if gates:
-        opened = set(maybe)
-        cjk = _CJK_GATES.intersection(gates) and _CJK_SCRIPT.search(folded) is not None
-        for gate in gates:
-            if cjk or gate not in _CJK_GATES:
-                opened.update(_LANGUAGE_MAYBE[gate](folded))
-        maybe = frozenset(opened)
+    opened = [code for code in LANGUAGE_GATES if _GATE + code in maybe and _WORDS + code in maybe]
+    if opened:
+        more = set(maybe)
+        for code in opened:
+            more.update(_LANGUAGE_MAYBE[code](folded))
+        maybe = frozenset(more)
     return [
         Signal(_TECHNIQUE[name], True, name)
         for name, pattern in _COMPILED.items()

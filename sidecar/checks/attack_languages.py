@@ -32,8 +32,9 @@ IA:" is not an address). Orders are read from each language's common imperatives
 condition words ("si", "wenn", "если") and its "please"; an address followed by a description
 ("Asistente virtual: disponible las 24 horas") is not an order.
 
-Each language has a gate (:data:`LANGUAGE_GATES`): words one of which every form of the
-language needs. Text is read casefolded and NFKC-normalised
+Each language has two gates: words one of which every form of the language needs
+(:data:`LANGUAGE_GATES`), and its commonest words (:data:`LANGUAGE_WORDS`); its forms are
+searched only where both open. Text is read casefolded and NFKC-normalised
 (:func:`~sidecar.checks.refusal_text.fold`): "ß" is "ss", a full-width colon is a colon.
 """
 
@@ -41,7 +42,7 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple
 
-__all__ = ["CJK", "LANGUAGE_GATES", "LANGUAGE_PATTERNS"]
+__all__ = ["LANGUAGE_GATES", "LANGUAGE_PATTERNS", "LANGUAGE_WORDS"]
 
 
 class _Language(NamedTuple):
@@ -706,5 +707,30 @@ LANGUAGE_GATES: Final[dict[str, str]] = {
 override), read first for all the languages at once in one RE2 set: a language whose gate
 finds nothing has none of its forms searched. A test checks on every written passage that the
 gates lose nothing."""
-CJK: Final = frozenset({"zh", "ja", "ko"})
-"""Languages whose forms need their own script in the text (the gates' "AI" is English too)."""
+LANGUAGE_WORDS: Final[dict[str, str]] = {
+    # RE2 expressions; the commonest words of each language that English rarely has
+    "es": r"\b(?:el|los|las|del|que|para|por|una|con|este|esta|su|sus|al|lo|le|les|muy|pero"
+    r"|como|más|ha|hay|usted|tu|te)\b",
+    "fr": r"\b(?:le|les|des|du|une|est|pour|que|qui|dans|sur|avec|ce|cette|vous|tu|au|aux|ne"
+    r"|pas|et|il|elle|sont|être)\b",
+    "de": r"\b(?:der|das|dem|und|ist|nicht|mit|für|eine|einen|zu|sie|du|ihr|bitte|wenn|falls"
+    r"|auf|ich|wir|sich|dieser|diese|dieses)\b",
+    "it": r"\b(?:il|gli|della|che|una|questo|questa|di|del|dei|nel|sono|alla|delle|anche|più"
+    r"|per|non|tu|ti|se)\b|\bè",
+    "pt": r"\b(?:os|dos|das|que|para|por|uma|com|este|esta|em|ao|seu|sua|pelo|pela|se|voc)"
+    r"\b|não|você|também",
+    "nl": r"\b(?:het|een|niet|voor|aan|dit|deze|je|dat|wordt|zijn|ook|naar|bij|uw|wij|kunt"
+    r"|als|mocht|van)\b",
+    "ru": r"[а-яё]",
+    "pl": r"\b(?:nie|jest|dla|jak|przez|oraz|lub|ten|tej|do|na|od|czy)\b|się|że|proszę|tę",
+    "tr": r"\b(?:bir|ve|bu|ile|olarak|gibi|ama|daha)\b|için|lütfen|çok|değil|ı|ş|ğ",
+    "zh": "[\u3400-\u9fff]",
+    "ja": "[\u3040-\u30ff]",
+    "ko": "[\uac00-\ud7af]",
+}
+"""A second gate per language: a word or letter that a passage in it holds (in Chinese a Han
+character, in Japanese a kana, in Korean a hangul syllable). A language's forms are searched
+where both gates open: its AI names are often English words too ("AI", "chatbot", "LLM"),
+and English passages about AI would otherwise open most languages. This gate is the
+language's own text, not a condition of each form, so the test that the gates lose nothing
+on every written passage is what holds it to them."""

@@ -137,14 +137,18 @@ def test_every_document_pattern_is_prefiltered() -> None:
     assert _MAYBE.always == frozenset()
     assert all(not m.always for m in _LANGUAGE_MAYBE.values())
     assert _MAYBE(fold("The weather in Paris is mild in May.")) == frozenset()
-    # English words that other languages share do not open their sets
-    assert _MAYBE(fold("Ignore the system model instructions of the software.")) == frozenset()
+    # an English passage about AI opens no other language's set: the gates of a language's
+    # names ("AI", "chatbot") open, those of its words do not
+    maybe = _MAYBE(fold("Our AI chatbot and LLM help you ignore the system's model."))
+    assert not any(name.startswith("words:") for name in maybe), maybe
 
 
 def test_the_language_gates_lose_no_form() -> None:
-    """Each language's forms are searched only where its gate found a word they all need: on
-    every passage the project wrote, in thirteen languages, the gated reading finds what
-    searching every form finds."""
+    """Each language's forms are searched only where its gates found a word they all need and
+    a word of the language: on every passage the project wrote, in thirteen languages, the
+    gated reading calls an attack wherever searching every form does, with forms of the
+    passage's own language (a form of another language may match a passage searched without
+    gates: a Turkish order's word in German)."""
     data = json.loads((REPO / "bench" / "data" / "injected_passages.json").read_text("utf-8"))
     texts = [t for s in data["sets"] for t in s["attack"] + s["benign"]]
     texts += [t for _, t in INJECTED_OTHER_LANGUAGES + BENIGN_OTHER_LANGUAGES]
@@ -153,8 +157,9 @@ def test_the_language_gates_lose_no_form() -> None:
     for text in texts:
         folded = unquoted(fold(text))
         every = {name for name, pattern in _COMPILED.items() if pattern.search(folded)}
-        assert {s.cue for s in document_signals(folded)} == every, text
-        found += bool(every)
+        gated = {s.cue for s in document_signals(folded)}
+        assert gated <= every and bool(gated) == bool(every), text
+        found += bool(gated)
     assert found > 450
 
 
