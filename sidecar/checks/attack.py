@@ -24,7 +24,7 @@ from typing import NamedTuple
 from pydantic import Field
 
 from ..events import Event
-from .attack_documents import document_signals, topic_words_as_cues, unquoted
+from .attack_documents import passage_signals
 from .attack_model import AttackModel, default_model, model_text
 from .attack_signals import TECHNIQUES, Category, Signal, category_of, signals
 from .base import Check, CheckContext, CheckResult, Params
@@ -133,14 +133,7 @@ class AttackAttempt(Check[AttackParams]):
             return [next(some) if t else NOT_AN_ATTACK for t in texts]
         folded = [fold(t) for t in texts]
         if documents:
-            # what a passage quotes as an example is what it talks about (see unquoted)
-            folded = [unquoted(f) for f in folded]
-            # A passage's odd tail is code, a table or a log far more often than an optimised
-            # suffix, which attackers type into prompts: the tail is not read in passages.
-            found = [
-                topic_words_as_cues(signals(t, f, suffix=False), f) + document_signals(f)
-                for t, f in zip(texts, folded, strict=True)
-            ]
+            found = [passage_signals(t, f) for t, f in zip(texts, folded, strict=True)]
         else:
             found = [signals(t, f) for t, f in zip(texts, folded, strict=True)]
         if self.model is None:

@@ -28,10 +28,10 @@ from __future__ import annotations
 import re
 
 from .attack_languages import LANGUAGE_GATES, LANGUAGE_PATTERNS, LANGUAGE_WORDS
-from .attack_signals import ORDER_VERBS, READ_WORDS, Signal
+from .attack_signals import ORDER_VERBS, READ_WORDS, Signal, signals
 from .prefilter import Prefilter
 
-__all__ = ["document_signals", "topic_words_as_cues", "unquoted"]
+__all__ = ["document_signals", "passage_signals", "topic_words_as_cues", "unquoted"]
 
 _PEOPLE = (
     r"(?:research|engineer|develop|compan|startup|team|enthusiast|practition|student"
@@ -458,6 +458,24 @@ def unquoted(folded: str) -> str:
         return folded
     parts.append(folded[last:])
     return "".join(parts)
+
+
+def passage_signals(original: str, folded: str) -> list[Signal]:
+    """Every signal of a retrieved passage (``folded``: it casefolded): the prompt signals
+    but the reading of its tail (a passage's odd tail is code, a table or a log far more often
+    than an optimised suffix, which attackers type into prompts), with the words that name its
+    topic as cues (:func:`topic_words_as_cues`), and the orders it gives an AI reader
+    (:func:`document_signals`). Where one is sure, the passage is read again without the
+    quotations it cites as examples (:func:`unquoted`): most passages have no sure signal and
+    pay nothing for that."""
+    found = topic_words_as_cues(signals(original, folded, suffix=False), folded)
+    found += document_signals(folded)
+    if any(s.sure for s in found):
+        plain = unquoted(folded)
+        if plain is not folded:
+            found = topic_words_as_cues(signals(original, plain, suffix=False), plain)
+            found += document_signals(plain)
+    return found
 
 
 def document_signals(folded: str) -> list[Signal]:
