@@ -19,8 +19,13 @@ report incidents"), headings that advise a human reader ("AI tools: what to look
 addresses to people who work on AI ("if you are an AI researcher, submit by May 1") are not
 addresses to the reader.
 
-Cost: an RE2 pass (the patterns' prefilters in one set, as for the worded signals) says whether
-any pattern may match; most passages stop there.
+Passages in twelve other languages are read by the forms of :mod:`.attack_languages`. What a
+passage quotes as an example ("phrases such as "ignore previous instructions"") is its topic,
+not an order to its reader (:func:`unquoted`), and so is the word "jailbreak" in a glossary
+(:func:`topic_words_as_cues`); :func:`passage_signals` reads a passage with all of these.
+
+Cost: an RE2 pass (the patterns' prefilters in one set, as for the worded signals, and each
+other language's gates) says whether any pattern may match; most passages stop there.
 """
 
 from __future__ import annotations
@@ -420,7 +425,7 @@ _DAN_BY_NAME = re.compile(r"\bdo anything now\b|\bdeveloper mode (?:enabled|outp
 
 
 def topic_words_as_cues(found: list[Signal], folded: str) -> list[Signal]:
-    """The prompt signals of a passage (``folded``: as :func:`unquoted` left it), with those a
+    """The prompt signals of a passage (``folded``: the text they were read in), with those a
     document sets off by naming its topic made cues: the word "jailbreak" (the ``dan`` pattern
     with neither "do anything now" nor an enabled developer mode) is a sure sign in a prompt,
     and what a glossary, a security article or terms of service that forbid jailbreaks are
