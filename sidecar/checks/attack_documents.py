@@ -60,7 +60,14 @@ _AIT = (
     r"|summari[sz]ers?\b|transcribers?\b"
     r"|(?:chat|ai|llm|gpt|assistant|review|reviewer|triage|support|help|answer|summary|writing"
     r"|slack|discord|teams)[- ]?bots?\b"
-    rf"|artificial intelligence\b|a\.i\.|ai\b(?![- ]{_PEOPLE}))"
+    rf"|artificial intelligence\b|a\.i\.|ai\b(?![- ]{_PEOPLE})"
+    # a role named by the summary it writes of this text ("the assistant summarizing this page",
+    # "whatever tool summarises these reviews"): people summarise meetings, not pages to a
+    # reader they address
+    r"|(?:assistants?|agents?|bots?|models?|systems?|tools?|apps?|programs?|software)\s+"
+    r"(?:(?:that|which|who)\s+(?:is\s+|are\s+|will\s+)?)?"
+    r"(?:summari[sz](?:ing|es?)|generat(?:ing|es?)\s+(?:a|the)\s+summary\s+of)\s+(?:this|these"
+    r"|the\s+following)\b(?:\s+[a-z][\w-]*){0,2}?)"
 )
 """An AI by name: "AI" with a reader's noun ("AI screening systems", "AI accounts-payable
 agents"), a language model, a chatbot, a summariser, a bot with a job ("triage bot"). Bare

@@ -106,6 +106,8 @@ _LATIN: Final[dict[str, _Language]] = {
             rf"(?:sistema|herramienta|software|programa)(?:\s+{_WORD}){{0,3}}?\s+automátic[oa]s?"
             r"|(?:sistema|herramienta|software|programa)\s+automatizad[oa]",
             r"(?:modelo|sistema)\s+que\s+(?:esté\s+|está\s+)?(?:resum|gener|evalú|analiz|proces|clasific|filtr)\w*",
+            r"(?:asistente|agente|bot|herramienta|programa|quien)\s+(?:que\s+)?(?:esté\s+|está\s+|vaya\s+a\s+)?"
+            r"resum(?:a|e|iendo|ir)\s+(?:est[eoa]s?|es[eoa]s?)",
         ),
         rel=r"(?:,?\s+(?:que|quien|el\s+cual|la\s+cual|encargad[oa]s?\s+de)\b[^.\n:!?]{0,80}?)",
         if_you=r"(?:si\s+(?:tú\s+)?(?:eres|es\s+usted|fueras)|en\s+caso\s+de\s+que\s+(?:seas|sea\s+usted))\s+(?:un|una|el|la)?",
@@ -152,6 +154,7 @@ _LATIN: Final[dict[str, _Language]] = {
             rf"{_WORD}(?:\s+d[eu]\s+{_WORD})?\s+(?:par|à\s+base\s+d'|avec|d')\s*(?:l')?ia",
             rf"(?:système|outil|logiciel|programme)(?:\s+{_WORD}){{0,3}}?\s+automati(?:que|sée?)s?",
             r"(?:modèle|système)\s+qui\s+(?:résum|génèr|évalu|analys|trait|tri)\w*",
+            r"(?:assistant|agent|bot|outil|programme)\s+qui\s+(?:résume|résumera|fait\s+le\s+résumé)\s+(?:ce|cet|cette|ces)",
         ),
         rel=r"(?:,?\s+(?:qui|que|dont|chargée?s?\s+d[eu']|en\s+charge\s+d[eu'])[^.\n:!?]{0,80}?)",
         if_you=r"si\s+(?:vous\s+êtes|tu\s+es)\s+(?:un|une|l')?",
@@ -203,6 +206,7 @@ _LATIN: Final[dict[str, _Language]] = {
             r"llms?", "chatgpt",
             r"(?:modell|system)\w*,?\s+(?:das|der)\s+[^.:\n]{0,40}?(?:zusammenfasst|erstellt|bewertet|verarbeitet|generiert)"
             r"|automatische[n]?\s+zusammenfassung\w*",
+            r"(?:assistent|agent|bot|tool|programm)\w*,?\s+(?:das|der|die)\s+(?:dies\w*\s+)[^.:\n]{0,30}?zusammenfasst",
         ),
         rel=r"(?:,?\s+(?:das|der|die|welche[sr]?)\b[^.\n:!?]{0,80}?)",
         if_you=r"(?:wenn|falls|sofern)\s+(?:du|sie)\s+(?:ein|eine|einen)",
@@ -256,6 +260,7 @@ _LATIN: Final[dict[str, _Language]] = {
             rf"{_WORD}(?:\s+di\s+{_WORD})?\s+(?:basat[oa]\s+su|con|di)\s+(?:l')?ia",
             rf"(?:sistema|strumento|software|programma)(?:\s+{_WORD}){{0,3}}?\s+automatic[oa]",
             r"(?:modello|sistema)\s+che\s+(?:sta\s+)?(?:riassum|gener|valut|analizz|elabor|selezion)\w*",
+            r"(?:assistente|agente|bot|strumento|programma)\s+che\s+(?:sta\s+)?riassum\w*\s+quest[oaie]",
         ),
         rel=r"(?:,?\s+(?:che|il\s+quale|la\s+quale|incaricat[oaie]\s+d)[^.\n:!?]{0,80}?)",
         if_you=r"se\s+(?:tu\s+)?(?:sei|fossi)\s+(?:un|una|un'|l')?",
@@ -294,6 +299,7 @@ _LATIN: Final[dict[str, _Language]] = {
             r"ia\s+de\s+[^\W\d_]+(?:\s+de\s+[^\W\d_]+)?",
             rf"{_WORD}(?:\s+de\s+{_WORD})?\s+(?:com|por|baseado\s+em|de)\s+(?:a\s+)?ia",
             rf"(?:sistema|ferramenta|software|programa)(?:\s+{_WORD}){{0,3}}?\s+automátic[oa]",
+            r"(?:assistente|agente|bot|ferramenta|programa)\s+que\s+(?:estiver\s+|está\s+)?resum\w*\s+(?:est|ess)[eoa]s?",
             r"(?:modelo|sistema)\s+que\s+(?:estiver\s+|está\s+)?(?:resum|ger|avali|analis|process|tri)\w*"
             r"|sistema\s+de\s+triagem",
         ),
@@ -334,6 +340,7 @@ _LATIN: Final[dict[str, _Language]] = {
             r"geautomatiseerde?\s+\w*(?:systeem|tool|software|programma)", "ai",
             "kunstmatige intelligentie", r"taalmodel(?:len)?", r"chatbots?",
             r"digitale\s+assistent(?:en)?", r"virtuele\s+assistent(?:en)?", r"llms?", "chatgpt",
+            r"(?:assistent|agent|bot|tool|programma)\s+die\s+(?:dit|deze)\s+[^.:\n]{0,30}?samenvat",
             r"(?:model|systeem)\s+(?:dat|die)\s+[^.:\n]{0,40}?(?:samenvat|genereert|beoordeelt|verwerkt)"
             r"|wie\s+dit\s+automatisch\s+\w+",
         ),
@@ -370,6 +377,7 @@ _LATIN: Final[dict[str, _Language]] = {
             r"(?:систем|агент|модел|ассистент|помощник)\w*\s+ии", r"генеративн\w+\s+ии",
             r"систем\w*\s+автоматическ\w*", r"автоматическ\w+\s+систем\w*",
             r"(?:модел|систем)\w*,?\s+(?:котор\w+\s+)?(?:составля|генериру|дела|обрабатыва|оценива|анализиру)\w*",
+            r"(?:ассистент|помощник|агент|бот|инструмент|программ)\w*,?\s+(?:котор\w+\s+)?(?:составля\w*|дела\w*|готов\w*)\s+(?:резюме|сводк\w*|кратк\w+)",
         ),
         rel=r"(?:,?\s+(?:котор\w+|прочитавш\w+|читающ\w+|обрабатывающ\w+|анализирующ\w+)\b[^.\n:!?]{0,80}?)",
         if_you=r"если\s+(?:ты|вы)(?:\s+[-—])?",
@@ -406,6 +414,8 @@ _LATIN: Final[dict[str, _Language]] = {
             r"chatbot\w*", r"system\w*\s+(?:ai|si)", r"agen(?:t|c)\w*\s+(?:ai|si)", r"llm",
             "chatgpt", r"system\w*\s+automatyczn\w*", r"automatyczn\w+\s+system\w*",
             r"(?:model|system)\w*\s+(?:przygotowując|generując|streszczając|oceniając|przetwarzając|analizując)\w*",
+            r"(?:asystent|agent|bot|narzędzi|program)\w*\s+(?:przygotowując\w*|tworząc\w*|generując\w*)\s+streszczeni\w*"
+            r"|(?:asystent|agent|bot|narzędzi|program)\w*\s+streszczając\w*",
         ),
         rel=r"(?:,?\s+(?:któr\w+|\w+(?:ący|ąca|ące|ących))\b[^.\n:!?]{0,80}?)",
         if_you=r"(?:jeśli|jeżeli|gdy)\s+(?:jesteś|jesteście)",
@@ -516,17 +526,20 @@ _TR_SENTENCE: Final = r"[^.\n!?]{0,160}?"
 
 _ZH_AI: Final = (
     r"(?:(?:生成式)?ai|人工智能|大模型|大语言模型|语言模型|(?:聊天|客服|智能)机器人|智能助[手理]|智能体|(?:虚拟|数字)助[手理]"
-    r"|文心一言|通义千问|自动[^\n。:,]{0,8}系统)"
+    r"|文心一言|通义千问|自动[^\n。:,]{0,8}系统"
+    r"|(?:总结|概括|摘要|汇总)[^\n。:,]{0,10}?的(?:助手|助理|机器人|工具|系统|模型|程序|代理))"
 )
 _ZH_ORDER: Final = r"(?:请|不要|务必|必须|一定要|切勿|请勿|忽略|禁止|要求)"
 _JA_AI: Final = (
     r"(?:(?:生成)?ai|人工知能|言語モデル|チャットボット|llm|バーチャルアシスタント|自動[^\n。:、,]{0,8}システム"
-    r"|(?:する|している)モデル)"
+    r"|(?:する|している)モデル"
+    r"|要約(?:する|している|を作成する|を作る)(?:アシスタント|ボット|エージェント|ツール|システム|プログラム))"
 )
 _JA_ORDER: Final = r"(?:ください|下さい|こと(?:[。\s]|$)|なさい|せよ|て(?:ね|よ)|しろ)"
 _KO_AI: Final = (
     r"(?:(?:생성형\s?)?ai|인공지능|챗봇|언어\s?모델|llm|(?:디지털|가상|ai)\s?비서|자동\s?[^\n.:]{0,10}시스템"
-    r"|(?:생성|작성|요약|평가|처리)하는\s?모델)"
+    r"|(?:생성|작성|요약|평가|처리)하는\s?모델"
+    r"|요약하는\s?(?:비서|봇|에이전트|도구|시스템|프로그램))"
 )
 _KO_ORDER: Final = r"(?:십시오|세요|하라|해라|주세요|줘|(?:할|말)\s?것)"
 _KO_REST: Final = rf"(?:[^\n.]|\.(?=\S)){{0,120}}?{_KO_ORDER}"
@@ -675,33 +688,33 @@ LANGUAGE_GATES: Final[dict[str, str]] = {
     # RE2 expressions. ``\\b`` is ASCII there: it holds wherever the forms find these words
     # (they read Unicode words) if the word's first and last letters are ASCII; words that
     # start or end otherwise ("önceki") stand outside it.
-    "es": r"\b(?:ia|inteligencia|asistentes?|modelos?\s+de|(?:modelo|sistema)\s+que|chatbots?|llms?"
+    "es": r"\bresum|\b(?:ia|inteligencia|asistentes?|modelos?\s+de|(?:modelo|sistema)\s+que|chatbots?|llms?"
     r"|chatgpt|automátic\w*|automatizad\w*|ignora|olvida|olvide|omite|tengas|instrucciones|normas"
     r"|reglas|indicaciones|directrices)\b",
-    "fr": r"\b(?:ia|intelligence\s+artificielle|assistante?s?\s+(?:ia|ai|d'ia|virtuel\w*|intelligent\w*"
+    "fr": r"\brésum|\b(?:ia|intelligence\s+artificielle|assistante?s?\s+(?:ia|ai|d'ia|virtuel\w*|intelligent\w*"
     r"|numérique)|modèles?|agents?\s+(?:ia|d'ia|conversationnel\w*)|systèmes?|robots?\s+conv\w*"
     r"|chatbots?|llms?|chatgpt|automati\w+|précédentes|antérieures|tiens?|oublie[z]?)\b",
-    "de": r"\b(?:ki|künstliche[n]?|sprachmodell\w*|chatbots?|digitale[rn]?|virtuelle[rn]?|llms?"
+    "de": r"zusammenfasst|\b(?:ki|künstliche[n]?|sprachmodell\w*|chatbots?|digitale[rn]?|virtuelle[rn]?|llms?"
     r"|chatgpt|generative[nr]?|automatische[nrs]?|(?:modell|system)\w*,?\s+(?:das|der)|ignoriere"
     r"|ignoriert|ignorieren|vergiss|vergesst|vergessen|missachte|alles)\b",
-    "it": r"\bai\s*[:,]|\b(?:ia|intelligenza|assistent[ei]|modell[oi]|chatbot|agent[ei]|sistem[ai]|llm"
+    "it": r"\bai\s*[:,]|\briassum|\b(?:ia|intelligenza|assistent[ei]|modell[oi]|chatbot|agent[ei]|sistem[ai]|llm"
     r"|chatgpt|automatic[oa]|ignora|ignorate|dimentica|dimenticate|lascia)\b",
-    "pt": r"\b(?:ia|intelig|assistentes?|modelos?\s+de|(?:modelo|sistema)\s+que|sistema\s+de\s+triagem"
+    "pt": r"\bresum|\b(?:ia|intelig|assistentes?|modelos?\s+de|(?:modelo|sistema)\s+que|sistema\s+de\s+triagem"
     r"|chatbots?|llms?|chatgpt|automátic\w*|ignora|esqueça|esquece|desconsidere|tudo|instruções"
     r"|regras|orientações|diretrizes)\b",
-    "nl": r"\b(?:ai|kunstmatige|taalmodel\w*|chatbots?|digitale|virtuele|llms?|chatgpt|generatieve"
+    "nl": r"samenvat|\b(?:ai|kunstmatige|taalmodel\w*|chatbots?|digitale|virtuele|llms?|chatgpt|generatieve"
     r"|geautomatiseerde?|(?:model|systeem)\s+(?:dat|die)|wie\s+dit|negeer|vergeet|trek)\b",
-    "ru": r"ии|искусствен|нейросет|языков|чат-?бот|ассистент|помощник|систем|модел|агент|\bllm"
+    "ru": r"резюме|сводк|кратк|ии|искусствен|нейросет|языков|чат-?бот|ассистент|помощник|систем|модел|агент|\bllm"
     r"|\bchatgpt|игнорир|забуд|учитыв|вс[её]",
-    "pl": r"\b(?:ai|si|asystent\w*|wirtualn\w*|sztuczn\w*|językow\w*|chatbot\w*|(?:system|agen[tc])\w*"
+    "pl": r"streszcz|\b(?:ai|si|asystent\w*|wirtualn\w*|sztuczn\w*|językow\w*|chatbot\w*|(?:system|agen[tc])\w*"
     r"\s+(?:ai|si)|(?:model|system)\w*\s+(?:przygotowując|generując|streszczając|oceniając"
     r"|przetwarzając|analizując)\w*|llm|chatgpt|automatyczn\w*|zignoruj|ignoruj|zapomnij|bierz)\b",
     "tr": r"\b(?:yapay|ai|yz|dijital|sanal|dil|sohbet|chatbot|llm|otomatik)|önceki|şimdiye",
-    "zh": r"\bai\b|人工智能|模型|机器人|智能助|智能体|虚拟助|数字助|文心一言|通义千问|自动|忽略|无视|忘记"
+    "zh": r"总结|概括|摘要|汇总|\bai\b|人工智能|模型|机器人|智能助|智能体|虚拟助|数字助|文心一言|通义千问|自动|忽略|无视|忘记"
     r"|忘掉|抛在脑后",
-    "ja": r"\bai\b|人工知能|言語モデル|チャットボット|\bllm|バーチャルアシスタント|自動|モデル|無視"
+    "ja": r"要約|\bai\b|人工知能|言語モデル|チャットボット|\bllm|バーチャルアシスタント|自動|モデル|無視"
     r"|なかったことに|忘れ",
-    "ko": r"\bai\b|인공지능|챗봇|모델|\bllm|비서|자동|무시|없던|잊",
+    "ko": r"요약|\bai\b|인공지능|챗봇|모델|\bllm|비서|자동|무시|없던|잊",
 }
 """What every form of a language needs somewhere in the text (a word of an AI's name, or of an
 override), read first for all the languages at once in one RE2 set: a language whose gate
