@@ -191,16 +191,17 @@ def test_repeated_addresses_cost_time_in_proportion(text: str) -> None:
 
 def test_no_benign_passage_the_project_wrote_reads_as_an_order_to_an_ai() -> None:
     """The near misses of bench/data/injected_passages.json (runbooks for human agents, AI
-    policy, developer docs, emails to people called Claude) stay unflagged by the document
-    forms; bench/injection_eval.py gives the whole check's figures."""
+    policy, developer docs, emails to people called Claude, security trainings that quote
+    injections, in thirteen languages) stay unflagged by the document forms;
+    bench/injection_eval.py gives the whole check's figures."""
     data = json.loads((REPO / "bench" / "data" / "injected_passages.json").read_text("utf-8"))
     roles = {s["name"]: s["role"] for s in data["sets"]}
     assert set(roles.values()) == {"tuned", "held_out"}
-    passages = [s for s in data["sets"] if s["name"].startswith("passages_")]
-    assert len(passages) == 4
+    passages = [s for s in data["sets"] if s["name"].startswith(("passages_", "languages_"))]
+    assert len(passages) == 10
     for s in passages:
         assert len(set(s["benign"])) == len(s["benign"]) >= 200
-        flagged = [t for t in s["benign"] if document_signals(fold(t))]
+        flagged = [t for t in s["benign"] if document_signals(unquoted(fold(t)))]
         assert flagged == [], (s["name"], flagged[:3])
 
 
