@@ -390,6 +390,9 @@ _MAYBE = Prefilter(
 of that language needs; the language's own words): the English forms that may match, and the
 languages whose own set is to be read. All the forms in one set would make RE2's automaton too
 large to keep (it took 3 ms per KB)."""
+_GATES = tuple((code, _GATE + code, _WORDS + code) for code in LANGUAGE_GATES)
+_RANK = {name: i for i, name in enumerate(_COMPILED)}
+"""The patterns' order, which the signals found keep."""
 _LANGUAGE_MAYBE = {
     code: Prefilter({name: _COMPILED[name] for name, _, _, c in LANGUAGE_PATTERNS if c == code})
     for code in LANGUAGE_GATES
@@ -497,14 +500,14 @@ def document_signals(folded: str) -> list[Signal]:
     for a passage that closes its context and opens a system turn, or that tells its reader
     to drop earlier instructions in another language)."""
     maybe = _MAYBE(folded)
-    opened = [code for code in LANGUAGE_GATES if _GATE + code in maybe and _WORDS + code in maybe]
-    if opened:
-        more = set(maybe)
-        for code in opened:
-            more.update(_LANGUAGE_MAYBE[code](folded))
-        maybe = frozenset(more)
+    if not maybe:
+        return []  # most passages
+    names = maybe.intersection(_COMPILED)
+    for code, gate, words in _GATES:
+        if gate in maybe and words in maybe:
+            names |= _LANGUAGE_MAYBE[code](folded)
     return [
         Signal(_TECHNIQUE[name], True, name)
-        for name, pattern in _COMPILED.items()
-        if name in maybe and pattern.search(folded) is not None
+        for name in sorted(names, key=_RANK.__getitem__)
+        if _COMPILED[name].search(folded) is not None
     ]
