@@ -127,6 +127,52 @@ _HARMFUL_TEXT = (
 a ... sentence about ...") they make the task the cover of the request."""
 _HARMFUL = "(?:" + "|".join(_HARMFUL_TEXT) + ")"
 
+DOCUMENT_WORDS = frozenset(
+    f"{stem}{end}"
+    for stem in (
+        "email", "e-mail", "mail", "message", "document", "doc", "article", "page", "webpage",
+        "website", "site", "review", "ticket", "transcript", "context", "passage", "file", "pdf",
+        "post", "thread", "letter", "resume", "cv", "note", "report", "text", "content",
+        "conversation", "log", "comment", "snippet", "source", "result", "excerpt", "abstract",
+        "paper", "listing", "description", "invoice", "memo", "newsletter", "minute", "chat",
+        "attachment", "body", "data", "input", "feedback", "complaint", "statement", "contract",
+        "policy", "readme", "story", "essay", "bio", "profile", "record", "recipe", "blog",
+        "faq", "announcement", "posting", "release", "manual", "guide", "wiki", "agenda",
+        "proposal", "brief", "receipt", "order", "application", "form", "survey", "notice",
+        "news", "bulletin", "entry",
+    )
+    for end in ("", "s")
+)  # fmt: skip
+"""Names of a document a user pastes into a prompt ("Here is the email:", ``<document>``)."""
+_LINE_OPENS = (
+    r"\n[ \t]*(?:here|below)\b[^\n]{0,80}\.[ \t]*\n",  # "Below is the email I got."
+    r"\b(?:is|are) (?:below|as follows)\.[ \t]*\n",  # "The ticket is below."
+    r"\n[ \t]*(?:={3,}|-{2,}|\*{3,})[^\n]{0,50}\n",  # "===== story =====", "--- begin page ---"
+    r"\n[ \t]*\[[^\]\n]{1,40}\][ \t]*\n",  # "[BLOG POST]"
+)
+PASTE_OPENS = r":[ \t]*\n|" + "|".join(_LINE_OPENS)
+"""The end of a line after which a prompt may paste a document, if the line names one
+(:data:`DOCUMENT_WORDS`; a label, within :data:`PASTE_LABEL` characters before its colon): a
+label that ends with a colon ("Context:", "Here is the content of the email:"), a sentence
+that says the text is below, a banner, a bracketed heading.
+:func:`~.attack_documents.pasted_documents` reads it in the text after a line break, so that a
+first line reads like the others."""
+PASTE_LABEL = 60
+_NAME = r"\b(?:" + "|".join(sorted(map(re.escape, DOCUMENT_WORDS), key=len, reverse=True)) + r")\b"
+_PASTED_AT = "|".join(
+    (
+        rf"{_NAME}[^\n]{{0,{PASTE_LABEL}}}:[ \t]*\n",
+        *(b.replace(r"\n", r"(?:^|\n)", 1) if b.startswith(r"\n") else b for b in _LINE_OPENS),
+        r"</[a-z]",
+        "```",
+        '"""',
+        "'''",
+    )
+)
+"""Where the shared RE2 pass says a prompt may paste a document: a label naming one before its
+colon, the other lines of :data:`PASTE_OPENS` (at the start of the text too), a closing tag, a
+fence or a triple quote. A label's name is read here (lines that end with a colon are common);
+the other lines are rare, and :func:`~.attack_documents.pasted_documents` reads their names."""
 _AI = r"(?:ai|a\.i\.|artificial intelligence|(?:large )?language model|llm|chatbot|ai (?:assistant|model|agent|system|tool|bot|reader|crawler|recruiter|reviewer|screener)|gpt(?:-?\d[\w.]{0,8})?|chatgpt)"
 _AIS = r"(?:ais|(?:large )?language models|llms|chatbots|(?:ai|llm) (?:assistants|models|agents|systems|tools|bots|readers|crawlers|recruiters|reviewers|screeners))"
 """AIs named as readers, one or many. No product names that are also people's names or
@@ -1085,6 +1131,8 @@ _BY_TRIGGERS = frozenset(
 :data:`_TRIGGERS`) rather than by their own superset: with long gaps between word lists,
 theirs made RE2's automaton twice as large and the pass twice as slow, for little
 selectivity gained."""
+PASTED = "pasted"
+"""The prefilter's name for a mark of a pasted document (:data:`DOCUMENT_WORDS`)."""
 _MAYBE = Prefilter(
     {
         **_COMPILED,
@@ -1094,6 +1142,7 @@ _MAYBE = Prefilter(
         _HIDDEN: _TAGGED,
         _TURNS: _TURN,
         _PRIMING: _PRIMED,
+        PASTED: re.compile(_PASTED_AT),
     }
 )
 """Which of the worded patterns, the encoded stretches, the look-alike letters and the
@@ -1101,10 +1150,12 @@ dialogue turns may occur in a folded text, in one RE2 pass (see :mod:`.prefilter
 prompts hold none."""
 
 
-def signals(original: str, folded: str, *, suffix: bool = True) -> list[Signal]:
+def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal]:
     """Every signal found in a text (``folded``: it casefolded by
-    :func:`~sidecar.checks.refusal_text.fold`), once per rule; ``suffix=False`` leaves out
-    the reading of its tail (a retrieved passage's odd tail is code, a table or a log)."""
+    :func:`~sidecar.checks.refusal_text.fold`), once per rule. ``passage``: the text is a
+    retrieved passage, not a prompt: its tail is not read (a passage's odd tail is code, a
+    table or a log far more often than an optimised suffix), nor the documents a prompt pastes
+    (:func:`~.attack_documents.pasted_signals`; a passage is read as one whole)."""
     found: dict[str, Signal] = {}
     maybe = _MAYBE(folded)
     _worded(folded, found, maybe)
@@ -1113,7 +1164,7 @@ def signals(original: str, folded: str, *, suffix: bool = True) -> list[Signal]:
     kind = _obfuscation(original, folded, maybe)
     if kind is not None:
         found[kind] = Signal("obfuscation", True, kind)
-    odd, tail = _suffix(original) if suffix else (0, "")
+    odd, tail = (0, "") if passage else _suffix(original)
     if odd and default_tail_model().unlikely(tail[-SUFFIX_LM_CHARS:]):
         found["unlikely_tail"] = Signal("adversarial_suffix", False, "unlikely_tail")
     elif odd >= SUFFIX_CUE:
@@ -1138,4 +1189,9 @@ def signals(original: str, folded: str, *, suffix: bool = True) -> list[Signal]:
         found["homoglyph"] = Signal("obfuscation", True, "homoglyph")
     if not original.isascii() and _HIDDEN in maybe and _hidden_text(original):
         found["hidden_tags"] = Signal("obfuscation", True, "hidden_tags")
-    return list(found.values())
+    signal_list = list(found.values())
+    if not passage and PASTED in maybe:
+        from .attack_documents import pasted_signals  # imports this module
+
+        signal_list += [s for s in pasted_signals(folded) if s.cue not in found]
+    return signal_list
