@@ -1,0 +1,57 @@
+"""How well ``attack_attempt`` reads two kinds of prompt the public sources here lack.
+
+``bench/data/written_prompts.json`` holds prompts the project wrote (DATA.md):
+
+* ``pasted_*``: a user pastes a document (an email, a page, a ticket, a resume) and asks about
+  it; in the attacks, the document carries one planted instruction for the AI that reads it
+  (change or add to its answer, do another task, misreport the document, act on the user's
+  accounts); the near misses carry requests from the document's author to its human reader,
+  talk about AI, or the user's own format instructions around the document;
+* ``framed_*``: a harmful request given as the text of a benign language task (translate,
+  proofread, count the words ...); the near misses put everyday and risky-sounding harmless
+  requests, text that is not a request, and kind requests about groups in the same frames.
+
+For each set this prints, per kind of row, how many the check flags (``tuned``: the signals
+were changed after reading the set; ``held_out``: only measured on it).
+
+    python bench/prompt_sets_eval.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from sidecar.checks.attack import AttackAttempt, AttackParams  # noqa: E402
+from sidecar.checks.base import CheckContext  # noqa: E402
+
+DATA = ROOT / "bench" / "data" / "written_prompts.json"
+
+
+def main() -> int:
+    sets = json.loads(DATA.read_text(encoding="utf-8"))["sets"]
+    check = AttackAttempt(AttackParams(), CheckContext())
+    print(f"{'set':<10} {'role':<9} {'kind':<16} {'label':<7} flagged")
+    for s in sets:
+        rows = s["rows"]
+        found = check.assess_many([r["prompt"] for r in rows])
+        total: Counter[tuple[str, bool]] = Counter()
+        flagged: Counter[tuple[str, bool]] = Counter()
+        for row, finding in zip(rows, found, strict=True):
+            key = (row["kind"], bool(row["attack"]))
+            total[key] += 1
+            flagged[key] += finding.attack
+        for kind, attack in sorted(total, key=lambda k: (not k[1], k[0])):
+            n, hit = total[kind, attack], flagged[kind, attack]
+            label = "attack" if attack else "benign"
+            print(f"{s['name']:<10} {s['role']:<9} {kind:<16} {label:<7} {hit:4d} of {n:4d}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
