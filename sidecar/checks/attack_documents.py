@@ -695,6 +695,8 @@ def pasted_signals(folded: str) -> list[Signal]:
     examples): a user's own prompt gives its assistant orders all the time ("answer in French",
     "add emoji"), the email it pastes should not. :func:`~.attack_signals.signals` calls it
     where its RE2 pass found a mark of a pasted document (:data:`~.attack_signals.PASTED`)."""
+    if not _MAYBE(folded):
+        return []  # no document form can match anywhere in the prompt
     found: list[Signal] = []
     for body in pasted_documents(folded):
         signals_here = document_signals(body)
