@@ -922,6 +922,8 @@ def _obfuscation(original: str, folded: str, maybe: frozenset[str] | None = None
         start, end = m.span()
         stretch = folded[start:end]
         if kind == "leet":
+            if "@" in stretch and folded[end : end + 1] == ".":
+                continue  # an e-mail address ("jon@example.com"), not "h@ck"
             if _is_leet(stretch):
                 leet.add(stretch)
                 if len(leet) >= LEET_WORDS:
