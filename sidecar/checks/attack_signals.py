@@ -967,7 +967,8 @@ letter written as "$"."""
 def _is_leet(token: str) -> bool:
     """A word of four or more written with digits or symbols for some letters ("h4ck3r",
     "b0mb") that leaves a run of letters when they are read back. Not hexadecimal
-    ("f1f1f1", a colour) and not a member access ("data$time")."""
+    ("f1f1f1", a colour), not a member access ("data$time"), and not a code that ends in a
+    number ("n05bc01", a drug's ATC code; "sku4410")."""
     core = token.strip(".,;:!?\"'()[]")
     if len(core) < 4 or not any(c.isalpha() for c in core):
         return False
@@ -977,7 +978,7 @@ def _is_leet(token: str) -> bool:
     if subs < 1 or subs * 2 > len(core) + 1:
         return False
     read = core.translate(_LEET_MAP)
-    return read.isalpha() and not core[0].isdigit()
+    return read.isalpha() and not core[0].isdigit() and not core[-2:].isdigit()
 
 
 def _rot13(folded: str) -> bool:

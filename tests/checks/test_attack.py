@@ -143,6 +143,7 @@ def test_encoded_payloads_are_obfuscation(text: str, kind: str) -> None:
         "Why does summary(data$time) differ from mean(data$time) and median(data$bankcode)?",
         "Write S.M.A.R.T. goals for my team of four.",
         "Call av1an with av1an --help, then av1an again.",
+        "Which of n05bc01 meprobamate, n05bc03 emylcamate and n05bc04 mebutamate is oldest?",
         "Keep the Gmail users of alice@example.com, bob@gmail.com, carol@example.org and "
         "dan@gmail.com in this CSV.",
     ],
