@@ -4,7 +4,8 @@ No public data set here holds indirect prompt injections of the kind a retriever
 (a note to AI screeners in a resume, an HTML comment to the LLM in a product page), so the
 project wrote its own: ``bench/data/injected_passages.json``, passages with one injected order
 each and passages that are not injections, many of them near misses (runbooks for human agents,
-policy on AI tools, developer docs for AI products, emails to people called Claude). Each set
+policy on AI tools, developer docs for AI products, emails to people called Claude; in
+``answers_a``, documents that tell their human reader what to put in their own answer). Each set
 says whether the signals were written while reading it (``tuned``) or only measured on it
 (``held_out``): only the held-out figures say how the check does on text it has not seen.
 
@@ -61,8 +62,8 @@ def main() -> int:
             flagged = sum(f.attack for f in check.assess_many(benign, documents=documents))
             print(
                 f"{s['name']:<12} {s['role']:<9} {mode:<9} "
-                f"{found:>5} of {len(attacks):<3} {found / len(attacks):5.3f} "
-                f"{flagged:>4} of {len(benign):<3} {flagged / len(benign):5.3f}"
+                f"{found:>5} of {len(attacks):<3} {_rate(found, len(attacks))} "
+                f"{flagged:>4} of {len(benign):<3} {_rate(flagged, len(benign))}"
             )
     languages(check, [s for s in sets if "attack_languages" in s])
     print()
@@ -71,6 +72,10 @@ def main() -> int:
     cost(f"the {len(english)} passages in English", english)
     cost(f"the {len(others)} passages in other languages", others)
     return 0
+
+
+def _rate(hit: int, n: int) -> str:
+    return f"{hit / n:5.3f}" if n else "  -  "
 
 
 def cost(what: str, texts: list[str]) -> None:

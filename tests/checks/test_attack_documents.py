@@ -205,6 +205,18 @@ def test_no_benign_passage_the_project_wrote_reads_as_an_order_to_an_ai() -> Non
         assert flagged == [], (s["name"], flagged[:3])
 
 
+def test_documents_that_tell_a_person_what_to_answer_are_not_injections() -> None:
+    """``answers_a``: exam papers ("Begin your response with a thesis statement"), support
+    macros ("add the discount code SORRY10 to your reply"), style guides, forms, party games
+    ("reply using emoji only"). Orders about the reader's answer with no AI addressed are the
+    same words as these, so they are not read; none of the 300 is flagged as a passage."""
+    data = json.loads((REPO / "bench" / "data" / "injected_passages.json").read_text("utf-8"))
+    near = next(s for s in data["sets"] if s["name"] == "answers_a")
+    assert near["attack"] == [] and len(set(near["benign"])) == 300
+    assert [t for t in near["benign"] if document_signals(unquoted(fold(t)))] == []
+    assert not any(f.attack for f in CHECK.assess_many(near["benign"], documents=True))
+
+
 def test_an_odd_tail_is_not_a_cue_in_a_passage() -> None:
     """Odd tails in passages are code, tables and logs; optimised suffixes are typed into
     prompts. The same text is a cue in a prompt and nothing in a passage."""
