@@ -824,6 +824,7 @@ prompts hold a handful)."""
 
 _B64 = re.compile(r"^[a-z0-9+/_-]{16,}={0,2}$", re.IGNORECASE)
 _LEET_MAP = str.maketrans("430157@$!", "aeolstasi")
+_DIGIT_RUNS = re.compile(r"[0-9]+")
 _CANDIDATE_EXPR = (
     r"(?P<hex>(?:\\x|0x)?[0-9a-f]{24,}|(?:(?:\\x|0x)?[0-9a-f]{2}[ :,]){11,}[0-9a-f]{2})"
     r"|(?P<b64>[a-z0-9+/_-]{16,}={0,2})"
@@ -922,8 +923,12 @@ def _obfuscation(original: str, folded: str, maybe: frozenset[str] | None = None
         start, end = m.span()
         stretch = folded[start:end]
         if kind == "leet":
-            if "@" in stretch and folded[end : end + 1] == ".":
-                continue  # an e-mail address ("jon@example.com"), not "h@ck"
+            if (
+                "@" in stretch
+                and folded[end : end + 1] == "."
+                and folded[end + 1 : end + 2].isalpha()
+            ):
+                continue  # an e-mail address ("jon@example.com"), not "h@ck" ending a sentence
             if _is_leet(stretch):
                 leet.add(stretch)
                 if len(leet) >= LEET_WORDS:
@@ -967,8 +972,8 @@ letter written as "$"."""
 def _is_leet(token: str) -> bool:
     """A word of four or more written with digits or symbols for some letters ("h4ck3r",
     "b0mb") that leaves a run of letters when they are read back. Not hexadecimal
-    ("f1f1f1", a colour), not a member access ("data$time"), and not a code that ends in a
-    number ("n05bc01", a drug's ATC code; "sku4410")."""
+    ("f1f1f1", a colour), not a member access ("data$time"), and not a code of letters and
+    numbers that ends in a number ("n05bc01", a drug's ATC code; "fr33" stays a word)."""
     core = token.strip(".,;:!?\"'()[]")
     if len(core) < 4 or not any(c.isalpha() for c in core):
         return False
@@ -978,7 +983,8 @@ def _is_leet(token: str) -> bool:
     if subs < 1 or subs * 2 > len(core) + 1:
         return False
     read = core.translate(_LEET_MAP)
-    return read.isalpha() and not core[0].isdigit() and not core[-2:].isdigit()
+    code = core[-2:].isdigit() and len(_DIGIT_RUNS.findall(core)) > 1
+    return read.isalpha() and not core[0].isdigit() and not code
 
 
 def _rot13(folded: str) -> bool:
