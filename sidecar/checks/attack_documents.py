@@ -38,6 +38,7 @@ from .attack_signals import (
     DOCUMENT_WORDS,
     ORDER_VERBS,
     PASTE_LABEL,
+    PASTE_LINES,
     READ_WORDS,
     Signal,
     signals,
@@ -529,93 +530,111 @@ def document_signals(folded: str) -> list[Signal]:
 
 
 _WORD = re.compile(r"[a-z][a-z-]*")
-_COLON = re.compile(r":[ \t]*\n")
-_MORE_OPENS = (
-    (re.compile(r"\n[ \t]*(?:here|below)\b[^\n]{0,80}\.[ \t]*\n"), ("here", "below")),
-    (re.compile(r"\b(?:is|are) (?:below|as follows)\.[ \t]*\n"), ("below.", "follows.")),
-    (re.compile(r"\n[ \t]*(?:={3,}|-{2,}|\*{3,})[^\n]{0,50}\n"), ("===", "--", "***")),
-    (re.compile(r"\n[ \t]*\[[^\]\n]{1,40}\][ \t]*\n"), ("\n[",)),
-)
-"""The ends of the lines :data:`~.attack_signals.PASTE_OPENS` may end, each found by its own
-search where a word it needs is in the text (one search of them all, whose branches share no
-first character, cost several times as much); the line is then read whole
-(:func:`_names_a_document`)."""
+_OPENS = tuple(re.compile(expr + r"(?=\n)") for expr in PASTE_LINES)
+""":data:`~.attack_signals.PASTE_LINES`, each searched on its own (one search of them all,
+whose branches share no first character, cost several times as much) and up to a line break
+it leaves unread, so that two such lines in a row are both found."""
+_NEEDS = (":", "\n", ".", "\n", "\n[")
+"""What each of them needs in the text, checked before it is searched."""
 _CLOSES = re.compile(
     r"\n[ \t]*(?:#+ ?)?(?:question|q|user|task|query|instructions?|request|my question|answer"
-    r"|assistant)\b[^\n]{0,30}:|\n[ \t]*(?:-{2,}|={3,}|\*{3,}|\[)[ \t]*end\b"
+    r"|assistant)\b[^\n]{0,30}:"
 )
-"""A line that labels the user's part after the document, or closes it ("--- end page ---",
-"[END README]")."""
+"""A line that labels the user's part after a document ("Question:")."""
+_HARD_ENDS = re.compile(r"\n[ \t]*(?:={3,}|-{2,}|\*{3,}|_{3,}|</|```|\"\"\"|\'\'\'|\[[ \t]*end\b)")
+"""A line that ends whatever document runs above it: a banner or a rule, a closing tag, a fence
+or a triple quote, "[END ...]"."""
 _TAG = re.compile(r"<([a-z][a-z_-]{0,30})\b[^>\n]{0,80}>")
 _FENCED = re.compile(r"(```|\"\"\"|\'\'\')[^\n`\"\']*\n(.+?)\1", re.DOTALL)
 _LINE = 120
-"""A label line is at most this long."""
+"""A line that opens a document is at most this long."""
 _PASTE_MIN = 40
-"""Shorter than this, a labelled line is the user's own text ("Question: ...")."""
+"""Shorter than this, a document is the user's own text ("Question: ...")."""
 
 
 def _names_a_document(line: str, label: bool) -> bool:
-    """Whether a line that ends as :data:`~.attack_signals.PASTE_OPENS` says (``label``: with
+    """Whether a line that ends as one of :data:`~.attack_signals.PASTE_LINES` (``label``: with
     a colon) names a document (a label within :data:`~.attack_signals.PASTE_LABEL` characters
-    before its colon), and is not the line that closes one ("[end of email]")."""
-    bare = line.strip(" \t:")
+    before its colon), and is not a line that closes one ("--- end of email ---")."""
     if len(line) > _LINE:
         return False
     words = _WORD.findall(line[-PASTE_LABEL - 1 :] if label else line)
-    if not words or bare.lstrip("=-*[ ").startswith("end"):
+    if not words or words[0] == "end":
         return False
     return not DOCUMENT_WORDS.isdisjoint(words)
 
 
 def _without_users_tail(document: str) -> str:
-    """A document that runs to the end of the prompt, without its last paragraph: with no line
-    to close the document ("Question:"), a paragraph after it is the user's own request as
-    often as the document's ("... Thanks, Deel\n\nWhat is due? Answer in emojis."), and the
-    user may order the assistant about its answer. A last paragraph that opens as planted text
-    does ("p.s.", an HTML comment) is kept."""
-    cut = document.rstrip().rfind("\n\n")
+    """A document that runs to the end of the prompt, without its last paragraph (or, in a
+    single paragraph, its last line): with nothing to close the document ("Question:"), what
+    comes last is the user's request as often as the document's ("... Thanks, Deel\\n\\nWhat
+    is due? Answer in emojis."). A last part that opens as planted text does ("p.s.", an
+    HTML comment) is kept."""
+    document = document.rstrip()
+    cut = document.rfind("\n\n")
+    if cut < 0:
+        cut = document.rfind("\n")
     if cut < 0 or document[cut:].lstrip().startswith(("p.s", "ps:", "ps ", "<!--")):
         return document
     return document[:cut]
 
 
+def _tagged(text: str) -> list[str]:
+    """What tags that name a document enclose (``<email>...</email>``), outermost first; an
+    open tag inside a document already found is part of it."""
+    found: list[str] = []
+    covered = 0
+    for m in _TAG.finditer(text):
+        name = m.group(1)
+        if m.start() < covered or not any(
+            part in DOCUMENT_WORDS for part in name.replace("-", "_").split("_")
+        ):
+            continue
+        close = text.find(f"</{name}>", m.end())
+        if close >= 0:
+            found.append(text[m.end() : close])
+            covered = close
+    return found
+
+
 def pasted_documents(folded: str) -> list[str]:
     """The documents a prompt (``folded``: casefolded) pastes for the assistant to read: after
     a line that names one ("Here is the content of the email:", "Context:", "The ticket is
-    below.", "===== Resume =====", "[BLOG POST]") up to a line that labels the user's part
-    ("Question:") or the end, between tags that name one (``<email>``), or in a fenced or
-    triple-quoted block. The text the user writes around them is not among them."""
-    found: list[str] = []
-    text = "\n" + folded
-    starts: list[tuple[int, int]] = []  # where each opening line starts, where its text starts
-    line_ends = {m.end(): True for m in _COLON.finditer(text)}  # True: a label's colon
-    for finder, needed in _MORE_OPENS:
-        if any(n in text for n in needed):
-            for m in finder.finditer(text):
-                line_ends.setdefault(m.end(), False)
+    below.", "===== Resume =====", "[BLOG POST]"), between tags that name one (``<email>``), in
+    a fenced or triple-quoted block. A labelled document runs to the next one, to a line that
+    ends any document (a banner, a rule, a closing tag, a fence), or to the last line that
+    labels the user's part ("Question:") before those (a planted "Question:" does not end it);
+    with none of these, to the end without its last paragraph (:func:`_without_users_tail`).
+    The user's text around the documents is not among them."""
+    text = "\n" + folded.replace("\r\n", "\n").replace("\r", "\n")
+    line_ends: dict[int, bool] = {}  # the end of each line that may open a document: a label?
+    for i, (opens, needs) in enumerate(zip(_OPENS, _NEEDS, strict=True)):
+        if needs in text:
+            for m in opens.finditer(text):
+                line_ends.setdefault(m.end(), i == 0)
+    starts = []  # where each opening line starts, where its document starts
     for end, label in sorted(line_ends.items()):
-        start = text.rfind("\n", 0, end - 1) + 1
-        line = text[start:end].rstrip()
-        if end < len(text) and _names_a_document(line, label):
-            starts.append((start, end))
+        start = text.rfind("\n", 0, end) + 1
+        if end + 1 < len(text) and _names_a_document(text[start:end].rstrip(), label):
+            starts.append((start, end + 1))
+    found: list[str] = []
     if starts:
-        # a document runs to the next line that opens one, or labels the user's part, or the end
-        bounds = sorted({s for s, _ in starts} | {m.start() for m in _CLOSES.finditer(text)})
+        hard = sorted({s for s, _ in starts} | {m.start() for m in _HARD_ENDS.finditer(text)})
+        closes = [m.start() for m in _CLOSES.finditer(text)]
         for _, body in starts:
-            at = bisect.bisect_right(bounds, body)
-            if at < len(bounds):
-                found.append(text[body : bounds[at]])
+            at = bisect.bisect_right(hard, body)
+            stop = hard[at] if at < len(hard) else len(text)
+            labels = closes[bisect.bisect_right(closes, body) : bisect.bisect_left(closes, stop)]
+            if labels:
+                found.append(text[body : labels[-1]])
+            elif stop < len(text):
+                found.append(text[body:stop])
             else:
                 found.append(_without_users_tail(text[body:]))
-    if "</" in folded:
-        for m in _TAG.finditer(folded):
-            if not any(part in DOCUMENT_WORDS for part in m.group(1).replace("-", "_").split("_")):
-                continue
-            close = folded.find(f"</{m.group(1)}>", m.end())
-            if close >= 0:
-                found.append(folded[m.end() : close])
-    if "```" in folded or '"""' in folded or "'''" in folded:
-        found += [m.group(2) for m in _FENCED.finditer(folded)]
+    if "</" in text:
+        found += _tagged(text)
+    if "```" in text or '"""' in text or "'''" in text:
+        found += [m.group(2) for m in _FENCED.finditer(text)]
     return [body for body in found if len(body.strip()) >= _PASTE_MIN]
 
 
@@ -627,10 +646,10 @@ def pasted_signals(folded: str) -> list[Signal]:
     where its RE2 pass found a mark of a pasted document (:data:`~.attack_signals.PASTED`)."""
     if not _MAYBE(folded):
         return []  # no document form can match anywhere in the prompt
-    found: list[Signal] = []
+    found: dict[str, Signal] = {}
     for body in pasted_documents(folded):
         signals_here = document_signals(body)
         if signals_here:
             signals_here = document_signals(unquoted(body))
-        found += signals_here
-    return found
+        found.update((s.cue, s) for s in signals_here)
+    return list(found.values())

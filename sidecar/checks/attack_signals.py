@@ -144,25 +144,35 @@ DOCUMENT_WORDS = frozenset(
     for end in ("", "s")
 )  # fmt: skip
 """Names of a document a user pastes into a prompt ("Here is the email:", ``<document>``)."""
-_LINE_OPENS = (
-    r"\n[ \t]*(?:here|below)\b[^\n]{0,80}\.[ \t]*\n",  # "Below is the email I got."
-    r"\b(?:is|are) (?:below|as follows)\.[ \t]*\n",  # "The ticket is below."
-    r"\n[ \t]*(?:={3,}|-{2,}|\*{3,})[^\n]{0,50}\n",  # "===== story =====", "--- begin page ---"
-    r"\n[ \t]*\[[^\]\n]{1,40}\][ \t]*\n",  # "[BLOG POST]"
+PASTE_LINES = (
+    r":[ \t]*",  # "Here is the content of the email:", "Context:"
+    r"\n[ \t]*(?:here|below)\b[^\n]{0,80}\.[ \t]*",  # "Below is the email I got."
+    r"\b(?:is|are) (?:below|as follows)\.[ \t]*",  # "The ticket is below."
+    r"\n[ \t]*(?:={3,}|-{2,}|\*{3,})[^\n]{0,50}",  # "===== story =====", "--- begin page ---"
+    r"\n[ \t]*\[[^\]\n]{1,40}\][ \t]*",  # "[BLOG POST]"
 )
-PASTE_OPENS = r":[ \t]*\n|" + "|".join(_LINE_OPENS)
-"""The end of a line after which a prompt may paste a document, if the line names one
-(:data:`DOCUMENT_WORDS`; a label, within :data:`PASTE_LABEL` characters before its colon): a
-label that ends with a colon ("Context:", "Here is the content of the email:"), a sentence
-that says the text is below, a banner, a bracketed heading.
-:func:`~.attack_documents.pasted_documents` reads it in the text after a line break, so that a
-first line reads like the others."""
+"""How a line after which a prompt may paste a document ends (its break not included): a
+label that ends with a colon, a sentence that says the text is below, a banner, a bracketed
+heading. It opens a document if it names one (:data:`DOCUMENT_WORDS`; a label, within
+:data:`PASTE_LABEL` characters before its colon). :func:`~.attack_documents.pasted_documents`
+searches them in the text after a line break with its line endings made ``\\n``."""
 PASTE_LABEL = 60
 _NAME = r"\b(?:" + "|".join(sorted(map(re.escape, DOCUMENT_WORDS), key=len, reverse=True)) + r")\b"
+
+
+def _any_break(expr: str) -> str:
+    """One of :data:`PASTE_LINES` as it reads a text whose lines may end in ``\\r\\n`` or
+    ``\\r``, and at the text's start, up to its line's break."""
+    expr = expr.replace(r"[^\n]", r"[^\r\n]").replace(r"[^\]\n]", r"[^\]\r\n]")
+    if expr.startswith(r"\n"):
+        expr = r"(?:^|[\r\n])" + expr[2:]
+    return expr + r"[\r\n]"
+
+
 _PASTED_AT = "|".join(
     (
-        rf"{_NAME}[^\n]{{0,{PASTE_LABEL}}}:[ \t]*\n",
-        *(b.replace(r"\n", r"(?:^|\n)", 1) if b.startswith(r"\n") else b for b in _LINE_OPENS),
+        _any_break(rf"{_NAME}[^\n]{{0,{PASTE_LABEL}}}" + PASTE_LINES[0]),
+        *map(_any_break, PASTE_LINES[1:]),
         r"</[a-z]",
         "```",
         '"""',
@@ -170,9 +180,9 @@ _PASTED_AT = "|".join(
     )
 )
 """Where the shared RE2 pass says a prompt may paste a document: a label naming one before its
-colon, the other lines of :data:`PASTE_OPENS` (at the start of the text too), a closing tag, a
-fence or a triple quote. A label's name is read here (lines that end with a colon are common);
-the other lines are rare, and :func:`~.attack_documents.pasted_documents` reads their names."""
+colon, the other lines of :data:`PASTE_LINES`, a closing tag, a fence or a triple quote. A
+label's name is read here (lines that end with a colon are common); the other lines are rare,
+and :func:`~.attack_documents.pasted_documents` reads their names."""
 _AI = r"(?:ai|a\.i\.|artificial intelligence|(?:large )?language model|llm|chatbot|ai (?:assistant|model|agent|system|tool|bot|reader|crawler|recruiter|reviewer|screener)|gpt(?:-?\d[\w.]{0,8})?|chatgpt)"
 _AIS = r"(?:ais|(?:large )?language models|llms|chatbots|(?:ai|llm) (?:assistants|models|agents|systems|tools|bots|readers|crawlers|recruiters|reviewers|screeners))"
 """AIs named as readers, one or many. No product names that are also people's names or
