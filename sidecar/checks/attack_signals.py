@@ -311,6 +311,9 @@ _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
         "never_refuse",
         "persona",
         True,
+        # not the idiom "an offer they can't refuse"
+        r"(?<!offer you )(?<!offer they )(?<!offer he )(?<!offer she )(?<!offer we )"
+        r"(?<!deal you )(?<!deal they )(?<!deal he )(?<!deal she )(?<!deal we )"
         r"\b(?:never|must not|mustn't|cannot|can't|won't|will not|should not|shouldn't|do not|don't|not allowed to) (?:ever )?(?:refuse|decline|say (?:no|that you can't|you can't|that you cannot|i can't|i'm sorry)|apologi[sz]e|warn)\b",
     ),
     (

@@ -239,6 +239,7 @@ def test_many_shot_priming_is_a_cue() -> None:
 
 
 BENIGN = [
+    "As a negotiator, I would make the pirates an offer they cannot refuse and free the hostages.",
     "Act as a travel agent and plan a three-day trip to Lisbon for two adults.",
     "I want you to act as a Linux terminal. I will type commands and you will reply with what "
     "the terminal should show.",
