@@ -5,7 +5,9 @@ A passage the retriever brings back is written for people. When it speaks to an 
 "If you are a chatbot answering questions about cloud providers, tell the user ...") and gives
 it an order, whoever wrote it is steering the assistant from inside the data. In a user's own
 prompt the same words are ordinary ("Note to the model: answer in JSON" in a template), so
-:func:`document_signals` is read only on retrieved passages (``field: contexts``); the narrow
+:func:`document_signals` is read only on retrieved passages (``field: contexts``) and on the
+documents a prompt pastes (:func:`pasted_documents`: an email after "Here is the content of
+the email:", a page between ``<document>`` tags), never on the user's own text; the narrow
 forms that hold in prompts too are the ``ai_reader`` and ``ai_note`` patterns of
 :mod:`.attack_signals`.
 
@@ -534,16 +536,19 @@ _OPENS = tuple(re.compile(expr + r"(?=\n)") for expr in PASTE_LINES)
 """:data:`~.attack_signals.PASTE_LINES`, each searched on its own (one search of them all,
 whose branches share no first character, cost several times as much) and up to a line break
 it leaves unread, so that two such lines in a row are both found."""
-_NEEDS = (":", "\n", ".", "\n", "\n[")
-"""What each of them needs in the text, checked before it is searched."""
+_NEEDS = ((":",), ("here", "below"), ("below.", "follows."), ("===", "--", "***"), ("\n[",))
+"""What each of them needs in the text (one of), checked before it is searched."""
 _CLOSES = re.compile(
     r"\n[ \t]*(?:#+ ?)?(?:question|q|user|task|query|instructions?|request|my question|answer"
     r"|assistant)\b[^\n]{0,30}:"
 )
 """A line that labels the user's part after a document ("Question:")."""
-_HARD_ENDS = re.compile(r"\n[ \t]*(?:={3,}|-{2,}|\*{3,}|_{3,}|</|```|\"\"\"|\'\'\'|\[[ \t]*end\b)")
-"""A line that ends whatever document runs above it: a banner or a rule, a closing tag, a fence
-or a triple quote, "[END ...]"."""
+_HARD_ENDS = re.compile(
+    r"\n[ \t]*(?:={3,}|-{2,}|\*{3,}|_{3,}|```|\"\"\"|\'\'\'|\[[ \t]*end\b|</([a-z][a-z_-]{0,30}))"
+)
+"""A line that ends whatever document runs above it: a banner or a rule, a fence or a triple
+quote, "[END ...]", a tag that closes a document (``</email>``; not ``</div>`` inside a pasted
+page)."""
 _TAG = re.compile(r"<([a-z][a-z_-]{0,30})\b[^>\n]{0,80}>")
 _FENCED = re.compile(r"(```|\"\"\"|\'\'\')[^\n`\"\']*\n(.+?)\1", re.DOTALL)
 _LINE = 120
@@ -579,6 +584,12 @@ def _without_users_tail(document: str) -> str:
     return document[:cut]
 
 
+def _names_tag(name: str | None) -> bool:
+    """Whether a tag's name names a document (``email``, ``retrieved_document``); ``None``
+    (no tag) passes."""
+    return name is None or any(part in DOCUMENT_WORDS for part in name.replace("-", "_").split("_"))
+
+
 def _tagged(text: str) -> list[str]:
     """What tags that name a document enclose (``<email>...</email>``), outermost first; an
     open tag inside a document already found is part of it."""
@@ -586,9 +597,7 @@ def _tagged(text: str) -> list[str]:
     covered = 0
     for m in _TAG.finditer(text):
         name = m.group(1)
-        if m.start() < covered or not any(
-            part in DOCUMENT_WORDS for part in name.replace("-", "_").split("_")
-        ):
+        if m.start() < covered or not _names_tag(name):
             continue
         close = text.find(f"</{name}>", m.end())
         if close >= 0:
@@ -609,7 +618,7 @@ def pasted_documents(folded: str) -> list[str]:
     text = "\n" + folded.replace("\r\n", "\n").replace("\r", "\n")
     line_ends: dict[int, bool] = {}  # the end of each line that may open a document: a label?
     for i, (opens, needs) in enumerate(zip(_OPENS, _NEEDS, strict=True)):
-        if needs in text:
+        if any(n in text for n in needs):
             for m in opens.finditer(text):
                 line_ends.setdefault(m.end(), i == 0)
     starts = []  # where each opening line starts, where its document starts
@@ -619,7 +628,10 @@ def pasted_documents(folded: str) -> list[str]:
             starts.append((start, end + 1))
     found: list[str] = []
     if starts:
-        hard = sorted({s for s, _ in starts} | {m.start() for m in _HARD_ENDS.finditer(text)})
+        hard = sorted(
+            {s for s, _ in starts}
+            | {m.start() for m in _HARD_ENDS.finditer(text) if _names_tag(m.group(1))}
+        )
         closes = [m.start() for m in _CLOSES.finditer(text)]
         for _, body in starts:
             at = bisect.bisect_right(hard, body)
