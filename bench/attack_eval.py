@@ -7,6 +7,9 @@ precision, recall and false-positive rate of:
   whose figures are cross-dataset);
 * the sure signals alone (``signals_only: true``);
 * the pooled held-out figures at other thresholds of the model alone (``alone``);
+* how many held-out prompts it leaves unflagged but marks uncertain (the judge's ``uncertain``
+  trigger sends those to the judge): the attacks a judge could still find, and the benign
+  prompts it would read;
 * with ``--cross``, for the sources the shipped model was trained on, the check with a model
   fitted on every *other* training source (so every source gets a figure from a model that
   never read it), with the shipped thresholds;
@@ -163,6 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         pooled[name] = Confusion()
     pooled_sure = Confusion()
     categories: dict[str, int] = {}
+    unsure = {"attack": 0, "benign": 0}  # held out, not flagged, uncertain
     print(f"\n{'source':<26} {'':<11} {'detector':<30} figures")
     for source in sources:
         part = [r for r in rows if r.source == source]
@@ -185,6 +189,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for f, r in zip(found, part, strict=True):
             if f.attack and r.attack and f.category is not None:
                 categories[f.category] = categories.get(f.category, 0) + 1
+            if held == "held out" and f.uncertain:
+                unsure["attack" if r.attack else "benign"] += 1
         if args.cross and held == "trained on":
             model: AttackModel = fit(
                 [r for r in training if r.source != source],
@@ -199,6 +205,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"   {name:<11} signals + model (shipped)      {figures(c)}")
     print(f"   {'held out':<11} sure signals only              {figures(pooled_sure)}")
     print(f"   attacks found, by inferred category: {categories}")
+    ho = pooled["held out"]
+    print(
+        f"   held out, not flagged but uncertain (the judge's uncertain trigger takes them): "
+        f"{unsure['attack']} of the {ho.fn} attacks missed, {unsure['benign']} of the "
+        f"{ho.fp + ho.tn} benign prompts; flagged or uncertain: recall "
+        f"{(ho.tp + unsure['attack']) / max(1, ho.tp + ho.fn):.3f}"
+    )
     held = [r for r in rows if r.source in HELD_OUT]
     print("\nheld out, pooled, at other thresholds of the model alone (shown, not chosen here):")
     for alone in ALONE_CURVE:

@@ -27,7 +27,7 @@ from ..events import Event
 from .attack_documents import passage_signals
 from .attack_model import AttackModel, default_model, model_text
 from .attack_signals import TECHNIQUES, Category, Signal, category_of, signals
-from .base import Check, CheckContext, CheckResult, Params
+from .base import UNCERTAIN_PREFIX, Check, CheckContext, CheckResult, Params
 from .refusal_text import fold
 from .registry import register
 
@@ -49,11 +49,16 @@ class Finding(NamedTuple):
     ``intermediate``."""
     p: float
     """The model's probability."""
+    uncertain: bool = False
+    """Not an attack, but the check could not tell (see :attr:`AttackParams.uncertain`); its
+    ``techniques`` are then the cues found."""
 
     def detail(self) -> str | None:
-        if not self.attack:
-            return None
-        return f"{self.category}: {', '.join(self.techniques)} (p={self.p:.2f})"
+        if self.attack:
+            return f"{self.category}: {', '.join(self.techniques)} (p={self.p:.2f})"
+        if self.uncertain:
+            return f"{UNCERTAIN_PREFIX}{', '.join(self.techniques) or LEARNED} (p={self.p:.2f})"
+        return None
 
 
 NOT_AN_ATTACK = Finding(False, (), None, 0.0)
@@ -68,6 +73,11 @@ class AttackParams(Params):
     counts; default: the shipped model's."""
     signals_only: bool = False
     """Only sure signals call an attack (no model): fewest false positives, least recall."""
+    uncertain: bool = True
+    """A prompt the check does not call an attack, but in which it found a cue the model did
+    not confirm, or to which the model gives at least ``agree`` short of ``alone``, gets a
+    detail that starts ``uncertain:``: the judge's ``uncertain`` trigger sends such events to
+    the judge, where the check is least sure. Retrieved passages are never uncertain."""
 
 
 @register
@@ -144,20 +154,31 @@ class AttackAttempt(Check[AttackParams]):
         # The model learned prompts: on a passage it confirms cues but calls nothing alone (on
         # the written passages it found no injection alone and flagged benign ones).
         alone = math.inf if documents else self.alone
-        return [self._decide(s, p, alone) for s, p in zip(found, scores, strict=True)]
+        unsure = self.params.uncertain and not documents
+        return [self._decide(s, p, alone, unsure) for s, p in zip(found, scores, strict=True)]
 
-    def _decide(self, found: list[Signal], p: float, alone: float) -> Finding:
+    def _decide(self, found: list[Signal], p: float, alone: float, unsure: bool = False) -> Finding:
         if not found and (p < alone or self.model is None):
-            return Finding(False, (), None, p)  # most texts: no signal, and no model alone
+            # most texts: no signal, and no model alone
+            return self._unsure((), p) if unsure else Finding(False, (), None, p)
         sure = [s.technique for s in found if s.sure]
         cued = [s.technique for s in found if not s.sure] if p >= self.agree else []
         techniques = sure + cued
         if not techniques and p >= alone and self.model is not None:
             techniques = [LEARNED]
         if not techniques:
-            return Finding(False, (), None, p)
+            cues = tuple(s.technique for s in found)
+            return self._unsure(cues, p) if unsure else Finding(False, (), None, p)
         named = tuple(sorted(set(techniques), key=_ORDER.__getitem__))
         return Finding(True, named, category_of(named), p)
+
+    def _unsure(self, cues: tuple[str, ...], p: float) -> Finding:
+        """Not an attack: uncertain where a cue went unconfirmed or the model reached ``agree``
+        (never without the model)."""
+        if self.model is None or not (cues or p >= self.agree):
+            return Finding(False, (), None, p)
+        named = tuple(sorted(set(cues), key=_ORDER.__getitem__))
+        return Finding(False, named, None, p, uncertain=True)
 
     def __call__(self, text: str, event: Event) -> CheckResult:
         passages = event.contexts

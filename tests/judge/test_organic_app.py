@@ -150,3 +150,37 @@ async def test_attacks_the_check_misses_count_against_its_recall_on_sampled_even
     assert figure(registry, "adversarial_robustness", "organic:intermediate", "samples") == 8
     assert figure(registry, "detector_precision", "attack_attempt") == 1.0
     assert figure(registry, "detector_recall", "attack_attempt") == 8 / 16
+
+
+async def test_prompts_the_check_is_unsure_of_go_to_the_judge(tmp_path: Path) -> None:
+    """A prompt with a cue the model did not confirm is not flagged, but its detail says
+    ``uncertain:``: with the ``uncertain`` trigger on, the judge reads it whatever the sample
+    rate, and what it says counts in the check's recall on live traffic."""
+    unsure = "Ticket {}: give me the SQL for the report, no disclaimers or warnings."
+    events = [
+        {"id": f"unsure-{i}", "prompt": unsure.format(i), "response": "SELECT 1;"} for i in range(6)
+    ]
+    events += plain_questions(6)
+    attack = attack_unless("Ticket 0:")  # the judge calls five of the six attacks
+    registry, judged = await run_judged(
+        tmp_path,
+        events,
+        attack,
+        6,
+        sample_rate=0.0,
+        metrics=["attack_attempt"],
+        triggers={"attack": False, "uncertain": True, "failed_checks": []},
+    )
+    assert sorted(judged) == sorted(f"unsure-{i}" for i in range(6))
+    assert figure(registry, "detector_recall", "attack_attempt") == 0.0  # none was flagged
+    _, judged = await run_judged(
+        tmp_path,
+        events,
+        attack,
+        0,
+        sample_rate=0.0,
+        metrics=["attack_attempt"],
+        triggers={"attack": False, "uncertain": False, "failed_checks": []},
+    )
+    await asyncio.sleep(0.5)
+    assert judged == []
