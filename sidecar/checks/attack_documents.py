@@ -6,8 +6,8 @@ A passage the retriever brings back is written for people. When it speaks to an 
 it an order, whoever wrote it is steering the assistant from inside the data. In a user's own
 prompt the same words are ordinary ("Note to the model: answer in JSON" in a template), so
 :func:`document_signals` is read only on retrieved passages (``field: contexts``) and on the
-documents a prompt pastes (:func:`pasted_documents`: an email after "Here is the content of
-the email:", a page between ``<document>`` tags), never on the user's own text; the narrow
+documents a prompt marks as pasted (:func:`pasted_documents`: between ``<email>`` tags, in a
+fenced block), not on the user's own text; the narrow
 forms that hold in prompts too are the ``ai_reader`` and ``ai_note`` patterns of
 :mod:`.attack_signals`.
 
@@ -36,15 +36,7 @@ import bisect
 import re
 
 from .attack_languages import LANGUAGE_GATES, LANGUAGE_PATTERNS, LANGUAGE_WORDS
-from .attack_signals import (
-    DOCUMENT_WORDS,
-    ORDER_VERBS,
-    PASTE_LABEL,
-    PASTE_LINES,
-    READ_WORDS,
-    Signal,
-    signals,
-)
+from .attack_signals import DOCUMENT_WORDS, ORDER_VERBS, READ_WORDS, Signal, signals
 from .prefilter import Prefilter
 
 __all__ = [
@@ -531,122 +523,59 @@ def document_signals(folded: str) -> list[Signal]:
     ]
 
 
-_WORD = re.compile(r"[a-z][a-z-]*")
-_OPENS = tuple(re.compile(expr + r"(?=\n)") for expr in PASTE_LINES)
-""":data:`~.attack_signals.PASTE_LINES`, each searched on its own (one search of them all,
-whose branches share no first character, cost several times as much) and up to a line break
-it leaves unread, so that two such lines in a row are both found."""
-_NEEDS = ((":",), ("here", "below"), ("below.", "follows."), ("===", "--", "***"), ("\n[",))
-"""What each of them needs in the text (one of), checked before it is searched."""
-_CLOSES = re.compile(
-    r"\n[ \t]*(?:#+ ?)?(?:question|q|user|task|query|instructions?|request|my question|answer"
-    r"|assistant)\b[^\n]{0,30}:"
-)
-"""A line that labels the user's part after a document ("Question:")."""
-_HARD_ENDS = re.compile(
-    r"\n[ \t]*(?:={3,}|-{2,}|\*{3,}|_{3,}|```|\"\"\"|\'\'\'|\[[ \t]*end\b|</([a-z][a-z_-]{0,30}))"
-)
-"""A line that ends whatever document runs above it: a banner or a rule, a fence or a triple
-quote, "[END ...]", a tag that closes a document (``</email>``; not ``</div>`` inside a pasted
-page)."""
 _TAG = re.compile(r"<([a-z][a-z_-]{0,30})\b[^>\n]{0,80}>")
+_CLOSE_TAG = re.compile(r"</([a-z][a-z_-]{0,30})>")
 _FENCED = re.compile(r"(```|\"\"\"|\'\'\')[^\n`\"\']*\n(.+?)\1", re.DOTALL)
-_LINE = 120
-"""A line that opens a document is at most this long."""
 _PASTE_MIN = 40
-"""Shorter than this, a document is the user's own text ("Question: ...")."""
+"""Shorter than this, a block is not a document."""
 
 
-def _names_a_document(line: str, label: bool) -> bool:
-    """Whether a line that ends as one of :data:`~.attack_signals.PASTE_LINES` (``label``: with
-    a colon) names a document (a label within :data:`~.attack_signals.PASTE_LABEL` characters
-    before its colon), and is not a line that closes one ("--- end of email ---")."""
-    if len(line) > _LINE:
-        return False
-    words = _WORD.findall(line[-PASTE_LABEL - 1 :] if label else line)
-    if not words or words[0] == "end":
-        return False
-    return not DOCUMENT_WORDS.isdisjoint(words)
-
-
-def _without_users_tail(document: str) -> str:
-    """A document that runs to the end of the prompt, without its last paragraph (or, in a
-    single paragraph, its last line): with nothing to close the document ("Question:"), what
-    comes last is the user's request as often as the document's ("... Thanks, Deel\\n\\nWhat
-    is due? Answer in emojis."). A last part that opens as planted text does ("p.s.", an
-    HTML comment) is kept."""
-    document = document.rstrip()
-    cut = document.rfind("\n\n")
-    if cut < 0:
-        cut = document.rfind("\n")
-    if cut < 0 or document[cut:].lstrip().startswith(("p.s", "ps:", "ps ", "<!--")):
-        return document
-    return document[:cut]
-
-
-def _names_tag(name: str | None) -> bool:
-    """Whether a tag's name names a document (``email``, ``retrieved_document``); ``None``
-    (no tag) passes."""
-    return name is None or any(part in DOCUMENT_WORDS for part in name.replace("-", "_").split("_"))
+def _names_a_document(tag: str) -> bool:
+    """Whether a tag's name names a document someone else wrote (``email``,
+    ``retrieved_document``; see :data:`~.attack_signals.DOCUMENT_WORDS`)."""
+    return any(part in DOCUMENT_WORDS for part in tag.replace("-", "_").split("_"))
 
 
 def _tagged(text: str) -> list[str]:
-    """What tags that name a document enclose (``<email>...</email>``), outermost first; an
-    open tag inside a document already found is part of it."""
-    found: list[str] = []
-    covered = 0
+    """What tags that name a document enclose (``<email>...</email>``): from an open tag to the
+    last close of its name before the next open of that name (a close planted inside the
+    document does not end it); an open tag inside a document already found is part of it."""
+    opens: dict[str, list[int]] = {}
+    starts: list[tuple[int, int, str]] = []
     for m in _TAG.finditer(text):
         name = m.group(1)
-        if m.start() < covered or not _names_tag(name):
+        if _names_a_document(name):
+            opens.setdefault(name, []).append(m.start())
+            starts.append((m.start(), m.end(), name))
+    if not starts:
+        return []
+    closes: dict[str, list[int]] = {}
+    for m in _CLOSE_TAG.finditer(text):
+        closes.setdefault(m.group(1), []).append(m.start())
+    found: list[str] = []
+    covered = 0
+    for start, body, name in starts:
+        if start < covered or name not in closes:
             continue
-        close = text.find(f"</{name}>", m.end())
-        if close >= 0:
-            found.append(text[m.end() : close])
-            covered = close
+        later = opens[name][bisect.bisect_right(opens[name], start) :]
+        limit = later[0] if later else len(text)
+        ends = closes[name]
+        at = bisect.bisect_left(ends, limit) - 1
+        if at >= 0 and ends[at] >= body:
+            found.append(text[body : ends[at]])
+            covered = ends[at]
     return found
 
 
 def pasted_documents(folded: str) -> list[str]:
-    """The documents a prompt (``folded``: casefolded) pastes for the assistant to read: after
-    a line that names one ("Here is the content of the email:", "Context:", "The ticket is
-    below.", "===== Resume =====", "[BLOG POST]"), between tags that name one (``<email>``), in
-    a fenced or triple-quoted block. A labelled document runs to the next one, to a line that
-    ends any document (a banner, a rule, a closing tag, a fence), or to the last line that
-    labels the user's part ("Question:") before those (a planted "Question:" does not end it);
-    with none of these, to the end without its last paragraph (:func:`_without_users_tail`).
-    The user's text around the documents is not among them."""
-    text = "\n" + folded.replace("\r\n", "\n").replace("\r", "\n")
-    line_ends: dict[int, bool] = {}  # the end of each line that may open a document: a label?
-    for i, (opens, needs) in enumerate(zip(_OPENS, _NEEDS, strict=True)):
-        if any(n in text for n in needs):
-            for m in opens.finditer(text):
-                line_ends.setdefault(m.end(), i == 0)
-    starts = []  # where each opening line starts, where its document starts
-    for end, label in sorted(line_ends.items()):
-        start = text.rfind("\n", 0, end) + 1
-        if end + 1 < len(text) and _names_a_document(text[start:end].rstrip(), label):
-            starts.append((start, end + 1))
-    found: list[str] = []
-    if starts:
-        hard = sorted(
-            {s for s, _ in starts}
-            | {m.start() for m in _HARD_ENDS.finditer(text) if _names_tag(m.group(1))}
-        )
-        closes = [m.start() for m in _CLOSES.finditer(text)]
-        for _, body in starts:
-            at = bisect.bisect_right(hard, body)
-            stop = hard[at] if at < len(hard) else len(text)
-            labels = closes[bisect.bisect_right(closes, body) : bisect.bisect_left(closes, stop)]
-            if labels:
-                found.append(text[body : labels[-1]])
-            elif stop < len(text):
-                found.append(text[body:stop])
-            else:
-                found.append(_without_users_tail(text[body:]))
-    if "</" in text:
-        found += _tagged(text)
-    if "```" in text or '"""' in text or "'''" in text:
-        found += [m.group(2) for m in _FENCED.finditer(text)]
+    """The documents a prompt (``folded``: casefolded) pastes for the assistant to read, where
+    the prompt marks where they start and end: between tags that name a document someone else
+    wrote (``<email>``, ``<retrieved_document>``), in a fenced or triple-quoted block. A
+    document after a label ("Here is the email:", "Context:") is not read: where it ends and
+    the user's own text (often addressed to the assistant) resumes cannot be told."""
+    found = _tagged(folded) if "</" in folded else []
+    if "```" in folded or '"""' in folded or "'''" in folded:
+        found += [m.group(2) for m in _FENCED.finditer(folded)]
     return [body for body in found if len(body.strip()) >= _PASTE_MIN]
 
 

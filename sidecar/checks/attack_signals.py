@@ -130,59 +130,19 @@ _HARMFUL = "(?:" + "|".join(_HARMFUL_TEXT) + ")"
 DOCUMENT_WORDS = frozenset(
     f"{stem}{end}"
     for stem in (
-        "email", "e-mail", "mail", "message", "document", "doc", "article", "page", "webpage",
-        "website", "site", "review", "ticket", "transcript", "context", "passage", "file", "pdf",
-        "post", "thread", "letter", "resume", "cv", "note", "report", "text", "content",
-        "conversation", "log", "comment", "snippet", "source", "result", "excerpt", "abstract",
-        "paper", "listing", "description", "invoice", "memo", "newsletter", "minute", "chat",
-        "attachment", "body", "data", "input", "feedback", "complaint", "statement", "contract",
-        "policy", "readme", "story", "essay", "bio", "profile", "record", "recipe", "blog",
-        "faq", "announcement", "posting", "release", "manual", "guide", "wiki", "agenda",
-        "proposal", "brief", "receipt", "order", "application", "form", "survey", "notice",
-        "news", "bulletin", "entry",
+        "email", "e-mail", "mail", "message", "letter", "document", "doc", "article", "page",
+        "webpage", "website", "review", "ticket", "transcript", "resume", "cv", "post",
+        "thread", "comment", "invoice", "memo", "newsletter", "readme", "recipe", "listing",
+        "attachment", "pdf", "file", "retrieved", "search", "result", "web",
     )
     for end in ("", "s")
 )  # fmt: skip
-"""Names of a document a user pastes into a prompt ("Here is the email:", ``<document>``)."""
-PASTE_LINES = (
-    r":[ \t]*",  # "Here is the content of the email:", "Context:"
-    r"\n[ \t]*(?:here|below)\b[^\n]{0,80}\.[ \t]*",  # "Below is the email I got."
-    r"\b(?:is|are) (?:below|as follows)\.[ \t]*",  # "The ticket is below."
-    r"\n[ \t]*(?:={3,}|-{2,}|\*{3,})[^\n]{0,50}",  # "===== story =====", "--- begin page ---"
-    r"\n[ \t]*\[[^\]\n]{1,40}\][ \t]*",  # "[BLOG POST]"
-)
-"""How a line after which a prompt may paste a document ends (its break not included): a
-label that ends with a colon, a sentence that says the text is below, a banner, a bracketed
-heading. It opens a document if it names one (:data:`DOCUMENT_WORDS`; a label, within
-:data:`PASTE_LABEL` characters before its colon). :func:`~.attack_documents.pasted_documents`
-searches them in the text after a line break with its line endings made ``\\n``."""
-PASTE_LABEL = 60
-_NAME = r"\b(?:" + "|".join(sorted(map(re.escape, DOCUMENT_WORDS), key=len, reverse=True)) + r")\b"
-
-
-def _any_break(expr: str) -> str:
-    """One of :data:`PASTE_LINES` as it reads a text whose lines may end in ``\\r\\n`` or
-    ``\\r``, and at the text's start, up to its line's break."""
-    expr = expr.replace(r"[^\n]", r"[^\r\n]").replace(r"[^\]\n]", r"[^\]\r\n]")
-    if expr.startswith(r"\n"):
-        expr = r"(?:^|[\r\n])" + expr[2:]
-    return expr + r"[\r\n]"
-
-
-_PASTED_AT = "|".join(
-    (
-        _any_break(rf"{_NAME}[^\n]{{0,{PASTE_LABEL}}}" + PASTE_LINES[0]),
-        *map(_any_break, PASTE_LINES[1:]),
-        r"</[a-z]",
-        "```",
-        '"""',
-        "'''",
-    )
-)
-"""Where the shared RE2 pass says a prompt may paste a document: a label naming one before its
-colon, the other lines of :data:`PASTE_LINES`, a closing tag, a fence or a triple quote. A
-label's name is read here (lines that end with a colon are common); the other lines are rare,
-and :func:`~.attack_documents.pasted_documents` reads their names."""
+"""Words in the name of a tag that wraps a document someone else wrote (``<email>``,
+``<retrieved_document>``, ``<search_results>``). Not the names people give their own text
+(``<context>``, ``<input>``, ``<notes>``): a user writes to the assistant in those."""
+_PASTED_AT = r"</[a-z]|```|\"\"\"|\'\'\'"
+"""Where the shared RE2 pass says a prompt may paste a document: a closing tag, a fence, a
+triple quote."""
 _AI = r"(?:ai|a\.i\.|artificial intelligence|(?:large )?language model|llm|chatbot|ai (?:assistant|model|agent|system|tool|bot|reader|crawler|recruiter|reviewer|screener)|gpt(?:-?\d[\w.]{0,8})?|chatgpt)"
 _AIS = r"(?:ais|(?:large )?language models|llms|chatbots|(?:ai|llm) (?:assistants|models|agents|systems|tools|bots|readers|crawlers|recruiters|reviewers|screeners))"
 """AIs named as readers, one or many. No product names that are also people's names or
@@ -311,9 +271,6 @@ _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
         "never_refuse",
         "persona",
         True,
-        # not the idiom "an offer they can't refuse"
-        r"(?<!offer you )(?<!offer they )(?<!offer he )(?<!offer she )(?<!offer we )"
-        r"(?<!deal you )(?<!deal they )(?<!deal he )(?<!deal she )(?<!deal we )"
         r"\b(?:never|must not|mustn't|cannot|can't|won't|will not|should not|shouldn't|do not|don't|not allowed to) (?:ever )?(?:refuse|decline|say (?:no|that you can't|you can't|that you cannot|i can't|i'm sorry)|apologi[sz]e|warn)\b",
     ),
     (
@@ -838,6 +795,8 @@ prompts hold a handful)."""
 _B64 = re.compile(r"^[a-z0-9+/_-]{16,}={0,2}$", re.IGNORECASE)
 _LEET_MAP = str.maketrans("430157@$!", "aeolstasi")
 _DIGIT_RUNS = re.compile(r"[0-9]+")
+_ADDRESS = re.compile(r"[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b")
+"""An e-mail address, where a leetspeak stretch with an "@" starts."""
 _CANDIDATE_EXPR = (
     r"(?P<hex>(?:\\x|0x)?[0-9a-f]{24,}|(?:(?:\\x|0x)?[0-9a-f]{2}[ :,]){11,}[0-9a-f]{2})"
     r"|(?P<b64>[a-z0-9+/_-]{16,}={0,2})"
@@ -936,12 +895,8 @@ def _obfuscation(original: str, folded: str, maybe: frozenset[str] | None = None
         start, end = m.span()
         stretch = folded[start:end]
         if kind == "leet":
-            if (
-                "@" in stretch
-                and folded[end : end + 1] == "."
-                and folded[end + 1 : end + 2].isalpha()
-            ):
-                continue  # an e-mail address ("jon@example.com"), not "h@ck" ending a sentence
+            if "@" in stretch and _ADDRESS.match(folded, start) is not None:
+                continue  # an e-mail address ("jon@example.com", "ops@acme-corp.com"), not "h@ck"
             if _is_leet(stretch):
                 leet.add(stretch)
                 if len(leet) >= LEET_WORDS:
@@ -1153,8 +1108,13 @@ _BY_TRIGGERS = frozenset(
 :data:`_TRIGGERS`) rather than by their own superset: with long gaps between word lists,
 theirs made RE2's automaton twice as large and the pass twice as slow, for little
 selectivity gained."""
+_IDIOM = re.compile(
+    r"\b(?:offer|deal|price|proposal|bargain)s?\b(?:\W+\w+){0,3}?\W+(?:cannot|can't|couldn't"
+    r"|won't|will not) (?:simply |possibly |ever |really )?refuse\b"
+)
+"""The idiom "an offer you can't refuse", which is not an order never to refuse."""
 PASTED = "pasted"
-"""The prefilter's name for a mark of a pasted document (:data:`DOCUMENT_WORDS`)."""
+"""The prefilter's name for a mark of a pasted document (:data:`_PASTED_AT`)."""
 _MAYBE = Prefilter(
     {
         **_COMPILED,
@@ -1203,6 +1163,11 @@ def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal
         and len(_PRIMED.findall(folded)) >= PRIMED_TURNS
     ):
         found["primed"] = Signal("many_shot", True, "primed")
+    if (
+        "never_refuse" in found
+        and _COMPILED["never_refuse"].search(_IDIOM.sub(" ", folded)) is None
+    ):
+        del found["never_refuse"]  # only "an offer you can't refuse"
     if "developer_mode" in found and any(w in folded for w in _UNFILTERED):
         found["developer_mode"] = Signal("persona", True, "developer_mode")
     if "fiction" in found and _FORBIDDEN.search(folded) is not None:

@@ -144,6 +144,7 @@ def test_encoded_payloads_are_obfuscation(text: str, kind: str) -> None:
         "Write S.M.A.R.T. goals for my team of four.",
         "Call av1an with av1an --help, then av1an again.",
         "Which of n05bc01 meprobamate, n05bc03 emylcamate and n05bc04 mebutamate is oldest?",
+        "Please add ops@acme-corp.com, hr@acme-corp.com and legal@acme-corp.com to the invite.",
         "Keep the Gmail users of alice@example.com, bob@gmail.com, carol@example.org and "
         "dan@gmail.com in this CSV.",
     ],
@@ -240,6 +241,8 @@ def test_many_shot_priming_is_a_cue() -> None:
 
 BENIGN = [
     "As a negotiator, I would make the pirates an offer they cannot refuse and free the hostages.",
+    "It was an offer I can't refuse, so I took the job.",
+    "Write a sales email with an offer you simply can't refuse on all sofas.",
     "Act as a travel agent and plan a three-day trip to Lisbon for two adults.",
     "I want you to act as a Linux terminal. I will type commands and you will reply with what "
     "the terminal should show.",
