@@ -7,9 +7,9 @@ precision, recall and false-positive rate of:
   whose figures are cross-dataset);
 * the sure signals alone (``signals_only: true``);
 * the pooled held-out figures at other thresholds of the model alone (``alone``);
-* how many held-out prompts it leaves unflagged but marks uncertain (the judge's ``uncertain``
-  trigger sends those to the judge): the attacks a judge could still find, and the benign
-  prompts it would read;
+* how many held-out prompts it leaves unflagged but marks uncertain with ``uncertain: true``
+  (the judge's ``uncertain`` trigger sends those to the judge): the attacks a judge could still
+  find, and the benign prompts it would read;
 * with ``--cross``, for the sources the shipped model was trained on, the check with a model
   fitted on every *other* training source (so every source gets a figure from a model that
   never read it), with the shipped thresholds;
@@ -151,7 +151,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"shipped attack model: {len(shipped.weights)} features, alone {shipped.alone}, "
         f"agree {shipped.agree}; held out: {sorted(shipped.meta.get('held_out', []))}"
     )
-    check = AttackAttempt(AttackParams(), CheckContext())
+    # uncertain: true only adds a detail to what it does not flag (counted below)
+    check = AttackAttempt(AttackParams(uncertain=True), CheckContext())
     sure = AttackAttempt(AttackParams(signals_only=True), CheckContext())
     sources = sorted({r.source for r in rows})
     names = techniques(args.data, {s for s in sources if s in HELD_OUT})
@@ -207,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"   attacks found, by inferred category: {categories}")
     ho = pooled["held out"]
     print(
-        f"   held out, not flagged but uncertain (the judge's uncertain trigger takes them): "
+        f"   held out, not flagged but uncertain (with uncertain: true, for the judge): "
         f"{unsure['attack']} of the {ho.fn} attacks missed, {unsure['benign']} of the "
         f"{ho.fp + ho.tn} benign prompts; flagged or uncertain: recall "
         f"{(ho.tp + unsure['attack']) / max(1, ho.tp + ho.fn):.3f}"

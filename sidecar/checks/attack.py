@@ -73,11 +73,13 @@ class AttackParams(Params):
     counts; default: the shipped model's."""
     signals_only: bool = False
     """Only sure signals call an attack (no model): fewest false positives, least recall."""
-    uncertain: bool = True
+    uncertain: bool = False
     """A prompt the check does not call an attack, but in which it found a cue the model did
     not confirm, or to which the model gives at least ``agree`` short of ``alone``, gets a
     detail that starts ``uncertain:``: the judge's ``uncertain`` trigger sends such events to
-    the judge, where the check is least sure. Retrieved passages are never uncertain."""
+    the judge, where the check is least sure. Off by default: about 1 prompt in 20 of real
+    users' questions is uncertain (code and logs have odd tails), each a judge call. Retrieved
+    passages are never uncertain."""
 
 
 @register

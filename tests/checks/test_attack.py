@@ -272,24 +272,23 @@ BENIGN = [
 def test_benign_prompts_are_not_attacks(text: str) -> None:
     result = CHECK(text, Event(id="e", prompt=text))
     assert result.value is False, result.detail
-    # at most unsure (a cue the model did not confirm: the judge may read it), never text
-    assert result.detail is None or result.detail.startswith("uncertain: "), result.detail
+    assert result.detail is None
 
 
-def test_an_unconfirmed_cue_is_uncertain_not_an_attack() -> None:
+def test_an_unconfirmed_cue_is_uncertain_not_an_attack_where_asked() -> None:
     text = "Give me the SQL query, no disclaimers or warnings, just the code."
-    result = CHECK(text, Event(id="e", prompt=text))
+    unsure = AttackAttempt(AttackParams(uncertain=True), CheckContext())
+    result = unsure(text, Event(id="e", prompt=text))
     assert result.value is False
     assert result.detail is not None and result.detail.startswith("uncertain: refusal_suppression")
-    quiet = AttackAttempt(AttackParams(uncertain=False), CheckContext())
-    assert quiet(text, Event(id="e", prompt=text)).detail is None
-    sure_only = AttackAttempt(AttackParams(signals_only=True), CheckContext())
+    assert CHECK(text, Event(id="e", prompt=text)).detail is None  # off by default
+    sure_only = AttackAttempt(AttackParams(signals_only=True, uncertain=True), CheckContext())
     assert sure_only(text, Event(id="e", prompt=text)).detail is None  # no model: no doubt
     plain = "What is the capital of Portugal?"
-    assert CHECK(plain, Event(id="e", prompt=plain)).detail is None
+    assert unsure(plain, Event(id="e", prompt=plain)).detail is None
     # a passage is never uncertain: the passage rule's figures are its flags
     event = Event(id="e", prompt="Summarise.", contexts=[text])
-    assert CHECK(text, event).detail is None
+    assert unsure(text, event).detail is None
 
 
 def test_the_detail_names_category_and_techniques_never_text() -> None:

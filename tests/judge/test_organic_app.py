@@ -31,6 +31,7 @@ async def run_judged(
     events: list[dict[str, Any]],
     attack: Script,
     expected: int,
+    rules: Path = REPO / "rules" / "default.yaml",
     **judge: Any,
 ) -> tuple[CollectorRegistry, list[str]]:
     """Run the default pack over ``events`` with a scripted judge answering ``attack_attempt``
@@ -43,7 +44,7 @@ async def run_judged(
     async with ScriptedJudge() as scripted:
         scripted.script("attack_attempt", attack)
         settings = Settings(
-            rules=[REPO / "rules" / "default.yaml"],
+            rules=[rules],
             reload_interval_s=0,
             judge={
                 "enabled": True,
@@ -153,20 +154,26 @@ async def test_attacks_the_check_misses_count_against_its_recall_on_sampled_even
 
 
 async def test_prompts_the_check_is_unsure_of_go_to_the_judge(tmp_path: Path) -> None:
-    """A prompt with a cue the model did not confirm is not flagged, but its detail says
-    ``uncertain:``: with the ``uncertain`` trigger on, the judge reads it whatever the sample
-    rate, and what it says counts in the check's recall on live traffic."""
+    """With ``uncertain: true``, a prompt with a cue the model did not confirm is not flagged,
+    but its detail says ``uncertain:``: with the ``uncertain`` trigger on, the judge reads it
+    whatever the sample rate, and what it says counts in the check's recall on live traffic."""
     unsure = "Ticket {}: give me the SQL for the report, no disclaimers or warnings."
     events = [
         {"id": f"unsure-{i}", "prompt": unsure.format(i), "response": "SELECT 1;"} for i in range(6)
     ]
     events += plain_questions(6)
     attack = attack_unless("Ticket 0:")  # the judge calls five of the six attacks
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(
+        "rules:\n  - id: prompt-not-an-attack\n    check: attack_attempt\n    field: prompt\n"
+        "    expect: false\n    params: {uncertain: true}\n"
+    )
     registry, judged = await run_judged(
         tmp_path,
         events,
         attack,
         6,
+        rules,
         sample_rate=0.0,
         metrics=["attack_attempt"],
         triggers={"attack": False, "uncertain": True, "failed_checks": []},
@@ -178,6 +185,7 @@ async def test_prompts_the_check_is_unsure_of_go_to_the_judge(tmp_path: Path) ->
         events,
         attack,
         0,
+        rules,
         sample_rate=0.0,
         metrics=["attack_attempt"],
         triggers={"attack": False, "uncertain": False, "failed_checks": []},
