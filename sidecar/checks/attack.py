@@ -10,8 +10,11 @@ false-positive rate on such prompts (see docs/detectors.md).
 
 The value is a bool; the detail names the category and the techniques found, never event
 text: ``intermediate: instruction_override, persona (p=0.98)``. Techniques the model found
-alone, with no signal, are named ``learned``. With ``field: contexts`` each passage is read
-on its own (an instruction addressed to the assistant inside a document: indirect injection).
+alone, with no signal, are named ``learned``. With ``uncertain: true``, a prompt it does not
+flag but could not tell about gets ``uncertain: <cues> (p=0.55)``, for the judge. With
+``field: contexts`` each passage is read on its own (an instruction addressed to the assistant
+inside a document: indirect injection); a document a prompt marks as pasted (``<email>``, a
+fenced block) is read the same way.
 """
 
 from __future__ import annotations
