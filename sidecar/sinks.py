@@ -86,6 +86,9 @@ WEIGHT_HEADER = HEADER_PREFIX + "weight"
 CHECKS_HEADER = HEADER_PREFIX + "checks"
 VERSION_HEADER = HEADER_PREFIX + "rules_version"
 ATTEMPT_HEADER = HEADER_PREFIX + "attempt"
+DETAILS_HEADER = HEADER_PREFIX + "details"
+DETAIL_MAX = 200
+"""Characters of a flagged check's detail the judge topic's details header carries."""
 
 
 def judge_record(
@@ -93,12 +96,22 @@ def judge_record(
 ) -> tuple[bytes, list[tuple[str, bytes]]]:
     """A sampled event for the judge topic: the event in wire format; in headers its weight,
     the cheap checks' values (``{rule id: [value, passed]}``, for detector agreement in the
-    workers' windows), the rules version and, when a worker queued it again, the attempt."""
+    workers' windows), the details of the checks that flagged it (``{rule id: detail}``: the
+    organic robustness subject is the category an ``attack_attempt`` rule names there; a
+    header of its own, which workers of an older version ignore), the rules version and, when
+    a worker queued it again, the attempt."""
     value = encode(verdict.event)
     headers = [(WEIGHT_HEADER, repr(weight).encode())]
     checks = {rid: [o.value, o.passed] for rid, o in verdict.checks.items() if o.value is not None}
     if checks:
         headers.append((CHECKS_HEADER, orjson.dumps(checks)))
+    details = {
+        rid: o.detail[:DETAIL_MAX]
+        for rid, o in verdict.checks.items()
+        if o.value is True and o.detail
+    }
+    if details:
+        headers.append((DETAILS_HEADER, orjson.dumps(details)))
     if verdict.rules_version:
         headers.append((VERSION_HEADER, verdict.rules_version.encode()))
     if attempt:

@@ -44,6 +44,8 @@ from ..settings import Settings
 from ..sinks import (
     ATTEMPT_HEADER,
     CHECKS_HEADER,
+    DETAIL_MAX,
+    DETAILS_HEADER,
     VERSION_HEADER,
     WEIGHT_HEADER,
     KafkaSink,
@@ -79,9 +81,10 @@ def _header(record: Record, name: str) -> bytes | None:
 
 
 def parse_checks(record: Record) -> tuple[dict[str, Outcome], str] | None:
-    """The cheap checks' values and the rules version the check path attached.
+    """The cheap checks' values (with the details of those that flagged the event) and the
+    rules version the check path attached.
 
-    Empty when the record has none; None when the header is there but unreadable.
+    Empty when the record has none; None when a header is there but unreadable.
     """
     raw = _header(record, CHECKS_HEADER)
     version = (_header(record, VERSION_HEADER) or b"").decode("utf-8", "replace")
@@ -103,6 +106,20 @@ def parse_checks(record: Record) -> tuple[dict[str, Outcome], str] | None:
         if not (passed is None or isinstance(passed, bool)):
             return None
         checks[rid] = Outcome(value, passed)
+    raw = _header(record, DETAILS_HEADER)
+    if raw is not None:
+        try:
+            details: Any = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return None
+        if not isinstance(details, dict) or len(details) > 10_000:
+            return None
+        for rid, detail in details.items():
+            o = checks.get(rid)
+            if not isinstance(detail, str) or len(detail) > DETAIL_MAX:
+                return None
+            if o is not None:
+                checks[rid] = Outcome(o.value, o.passed, detail)
     return checks, version
 
 
