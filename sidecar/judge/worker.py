@@ -80,6 +80,15 @@ def _header(record: Record, name: str) -> bytes | None:
     return None
 
 
+def _mapping(raw: bytes) -> dict[str, Any] | None:
+    """A header's JSON object of at most 10,000 entries, or None when it is not one."""
+    try:
+        doc: Any = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    return doc if isinstance(doc, dict) and len(doc) <= 10_000 else None
+
+
 def parse_checks(record: Record) -> tuple[dict[str, Outcome], str] | None:
     """The cheap checks' values (with the details of those that flagged the event) and the
     rules version the check path attached.
@@ -90,11 +99,8 @@ def parse_checks(record: Record) -> tuple[dict[str, Outcome], str] | None:
     version = (_header(record, VERSION_HEADER) or b"").decode("utf-8", "replace")
     if raw is None:
         return {}, version
-    try:
-        doc: Any = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return None
-    if not isinstance(doc, dict) or len(doc) > 10_000:
+    doc = _mapping(raw)
+    if doc is None:
         return None
     checks: dict[str, Outcome] = {}
     for rid, pair in doc.items():
@@ -107,19 +113,15 @@ def parse_checks(record: Record) -> tuple[dict[str, Outcome], str] | None:
             return None
         checks[rid] = Outcome(value, passed)
     raw = _header(record, DETAILS_HEADER)
-    if raw is not None:
-        try:
-            details: Any = orjson.loads(raw)
-        except orjson.JSONDecodeError:
+    details = {} if raw is None else _mapping(raw)
+    if details is None:
+        return None
+    for rid, detail in details.items():
+        if not isinstance(detail, str) or len(detail) > DETAIL_MAX:
             return None
-        if not isinstance(details, dict) or len(details) > 10_000:
-            return None
-        for rid, detail in details.items():
-            o = checks.get(rid)
-            if not isinstance(detail, str) or len(detail) > DETAIL_MAX:
-                return None
-            if o is not None:
-                checks[rid] = Outcome(o.value, o.passed, detail)
+        o = checks.get(rid)
+        if o is not None:
+            checks[rid] = Outcome(o.value, o.passed, detail)
     return checks, version
 
 
