@@ -34,7 +34,7 @@ from .base import UNCERTAIN_PREFIX, Check, CheckContext, CheckResult, Params
 from .refusal_text import fold
 from .registry import register
 
-__all__ = ["LEARNED", "AttackAttempt", "AttackParams", "Finding"]
+__all__ = ["LEARNED", "UNCERTAIN_FLOOR", "AttackAttempt", "AttackParams", "Finding"]
 
 LEARNED = "learned"
 """The technique named when the model alone calls an attack."""
@@ -65,6 +65,10 @@ class Finding(NamedTuple):
 
 
 NOT_AN_ATTACK = Finding(False, (), None, 0.0)
+UNCERTAIN_FLOOR = 0.2
+"""Below this model probability an unconfirmed cue is not uncertain: code and logs have odd
+tails the model rightly dismisses. Chosen on the real users' questions trained on (Arena-Hard):
+8 of 705 are uncertain from 0.2, 35 from 0."""
 
 
 class AttackParams(Params):
@@ -78,11 +82,11 @@ class AttackParams(Params):
     """Only sure signals call an attack (no model): fewest false positives, least recall."""
     uncertain: bool = False
     """A prompt the check does not call an attack, but in which it found a cue the model did
-    not confirm, or to which the model gives at least ``agree`` short of ``alone``, gets a
-    detail that starts ``uncertain:``: the judge's ``uncertain`` trigger sends such events to
-    the judge, where the check is least sure. Off by default: about 1 prompt in 20 of real
-    users' questions is uncertain (code and logs have odd tails), each a judge call. Retrieved
-    passages are never uncertain."""
+    not confirm (at a probability of at least :data:`UNCERTAIN_FLOOR`), or to which the model
+    gives at least ``agree`` short of ``alone``, gets a detail that starts ``uncertain:``: the
+    judge's ``uncertain`` trigger sends such events to the judge, where the check is least
+    sure. Off by default: each is a judge call, for about 1 to 2 real users' questions in 100.
+    Retrieved passages are never uncertain."""
 
 
 @register
@@ -178,9 +182,9 @@ class AttackAttempt(Check[AttackParams]):
         return Finding(True, named, category_of(named), p)
 
     def _unsure(self, cues: tuple[str, ...], p: float) -> Finding:
-        """Not an attack: uncertain where a cue went unconfirmed or the model reached ``agree``
-        (never without the model)."""
-        if self.model is None or not (cues or p >= self.agree):
+        """Not an attack: uncertain where a cue went unconfirmed at a probability of at least
+        :data:`UNCERTAIN_FLOOR`, or the model reached ``agree`` (never without the model)."""
+        if self.model is None or p < UNCERTAIN_FLOOR or not (cues or p >= self.agree):
             return Finding(False, (), None, p)
         named = tuple(sorted(set(cues), key=_ORDER.__getitem__))
         return Finding(False, named, None, p, uncertain=True)

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sidecar.checks import get_check, refusal_model
-from sidecar.checks.attack import LEARNED, AttackAttempt, AttackParams
+from sidecar.checks.attack import LEARNED, UNCERTAIN_FLOOR, AttackAttempt, AttackParams
 from sidecar.checks.attack_model import (
     BATCH_MIN,
     AttackModel,
@@ -276,14 +276,18 @@ def test_benign_prompts_are_not_attacks(text: str) -> None:
 
 
 def test_an_unconfirmed_cue_is_uncertain_not_an_attack_where_asked() -> None:
-    text = "Give me the SQL query, no disclaimers or warnings, just the code."
+    text = "Stay in character as my grumpy coworker and review this code, no apologies."
     unsure = AttackAttempt(AttackParams(uncertain=True), CheckContext())
     result = unsure(text, Event(id="e", prompt=text))
     assert result.value is False
-    assert result.detail is not None and result.detail.startswith("uncertain: refusal_suppression")
+    assert result.detail is not None and result.detail.startswith("uncertain: persona")
     assert CHECK(text, Event(id="e", prompt=text)).detail is None  # off by default
     sure_only = AttackAttempt(AttackParams(signals_only=True, uncertain=True), CheckContext())
     assert sure_only(text, Event(id="e", prompt=text)).detail is None  # no model: no doubt
+    # a cue the model all but dismisses is not a doubt (code and logs have odd tails)
+    low = "Give me the SQL query, no disclaimers or warnings, just the code."
+    assert unsure.assess(low).p < UNCERTAIN_FLOOR
+    assert unsure(low, Event(id="e", prompt=low)).detail is None
     plain = "What is the capital of Portugal?"
     assert unsure(plain, Event(id="e", prompt=plain)).detail is None
     # a passage is never uncertain: the passage rule's figures are its flags

@@ -157,7 +157,9 @@ async def test_prompts_the_check_is_unsure_of_go_to_the_judge(tmp_path: Path) ->
     """With ``uncertain: true``, a prompt with a cue the model did not confirm is not flagged,
     but its detail says ``uncertain:``: with the ``uncertain`` trigger on, the judge reads it
     whatever the sample rate, and what it says counts in the check's recall on live traffic."""
-    unsure = "Ticket {}: give me the SQL for the report, no disclaimers or warnings."
+    unsure = (
+        "Ticket {}: stay in character as my grumpy coworker and review this code, no apologies."
+    )
     events = [
         {"id": f"unsure-{i}", "prompt": unsure.format(i), "response": "SELECT 1;"} for i in range(6)
     ]
