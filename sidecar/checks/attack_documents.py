@@ -36,7 +36,7 @@ import bisect
 import re
 
 from .attack_languages import LANGUAGE_GATES, LANGUAGE_PATTERNS, LANGUAGE_WORDS
-from .attack_signals import DOCUMENT_WORDS, ORDER_VERBS, READ_WORDS, Signal, signals
+from .attack_signals import ORDER_VERBS, READ_WORDS, Signal, signals
 from .prefilter import Prefilter
 
 __all__ = [
@@ -523,6 +523,19 @@ def document_signals(folded: str) -> list[Signal]:
     ]
 
 
+DOCUMENT_WORDS = frozenset(
+    f"{stem}{end}"
+    for stem in (
+        "email", "e-mail", "mail", "message", "letter", "document", "doc", "article", "page",
+        "webpage", "website", "review", "ticket", "transcript", "resume", "cv", "post",
+        "thread", "comment", "invoice", "memo", "newsletter", "readme", "recipe", "listing",
+        "attachment", "pdf", "file", "retrieved", "search", "result", "web",
+    )
+    for end in ("", "s")
+)  # fmt: skip
+"""Words in the name of a tag that wraps a document someone else wrote (``<email>``,
+``<retrieved_document>``, ``<search_results>``). Not the names people give their own text
+(``<context>``, ``<input>``, ``<notes>``): a user writes to the assistant in those."""
 _TAG = re.compile(r"<([a-z][a-z_-]{0,30})\b[^>\n]{0,80}>")
 _CLOSE_TAG = re.compile(r"</([a-z][a-z_-]{0,30})>")
 _FENCED = re.compile(r"(```|\"\"\"|\'\'\')[^\n`\"\']*\n(.+?)\1", re.DOTALL)
@@ -532,7 +545,7 @@ _PASTE_MIN = 40
 
 def _names_a_document(tag: str) -> bool:
     """Whether a tag's name names a document someone else wrote (``email``,
-    ``retrieved_document``; see :data:`~.attack_signals.DOCUMENT_WORDS`)."""
+    ``retrieved_document``; see :data:`DOCUMENT_WORDS`)."""
     return any(part in DOCUMENT_WORDS for part in tag.replace("-", "_").split("_"))
 
 

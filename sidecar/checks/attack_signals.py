@@ -127,19 +127,6 @@ _HARMFUL_TEXT = (
 a ... sentence about ...") they make the task the cover of the request."""
 _HARMFUL = "(?:" + "|".join(_HARMFUL_TEXT) + ")"
 
-DOCUMENT_WORDS = frozenset(
-    f"{stem}{end}"
-    for stem in (
-        "email", "e-mail", "mail", "message", "letter", "document", "doc", "article", "page",
-        "webpage", "website", "review", "ticket", "transcript", "resume", "cv", "post",
-        "thread", "comment", "invoice", "memo", "newsletter", "readme", "recipe", "listing",
-        "attachment", "pdf", "file", "retrieved", "search", "result", "web",
-    )
-    for end in ("", "s")
-)  # fmt: skip
-"""Words in the name of a tag that wraps a document someone else wrote (``<email>``,
-``<retrieved_document>``, ``<search_results>``). Not the names people give their own text
-(``<context>``, ``<input>``, ``<notes>``): a user writes to the assistant in those."""
 _PASTED_AT = r"</[a-z]|```|\"\"\"|\'\'\'"
 """Where the shared RE2 pass says a prompt may paste a document: a closing tag, a fence, a
 triple quote."""
