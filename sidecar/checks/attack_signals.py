@@ -747,6 +747,18 @@ _UNFILTERED = ("unfiltered", "uncensored", "no restrictions", "without restricti
 _PRIMED = re.compile(r"^(?:a|assistant|ai|bot|answer)\s*:\s*sure\b", re.MULTILINE)
 PRIMED_TURNS = 3
 """Fake assistant turns that each open with "Sure": a dialogue written to prime compliance."""
+_LAST_TURN = re.compile(
+    r"(?s:.*)^(?:(user|human|q|question)|assistant|ai|a|answer|bot)\s*:((?s:.*))", re.MULTILINE
+)
+"""The last turn of a dialogue: whose it is (group 1 for the user's), and what it says."""
+
+
+def _awaits_answer(folded: str) -> bool:
+    """Whether a dialogue ends on the user's turn or an empty assistant one: a dialogue written
+    to be answered next, as priming is. One that ends on an answer is a transcript someone
+    pasted (a real chat's history, where the assistant agreed with "Sure" often enough)."""
+    last = _LAST_TURN.match(folded)
+    return last is not None and (last.group(1) is not None or not last.group(2).strip())
 _FORBIDDEN = re.compile(
     r"\b(?:step[- ]by[- ]step|in detail|detailed (?:instructions|steps)|exact (?:steps|recipe|instructions)|how (?:my|the|a) (?:character|protagonist|villain|hero) (?:would|could|will))\b"
     r".{0,200}\b(?:steal|hack|break into|bomb|explosive|weapon|gun|drug|meth|poison|kill|murder|malware|ransomware|launder|counterfeit|forge|phishing|overdose|untraceable)",
@@ -1148,6 +1160,7 @@ def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal
         _PRIMING in maybe
         and folded.count("sure") >= PRIMED_TURNS
         and len(_PRIMED.findall(folded)) >= PRIMED_TURNS
+        and _awaits_answer(folded)
     ):
         found["primed"] = Signal("many_shot", True, "primed")
     if (
