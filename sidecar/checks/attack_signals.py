@@ -807,6 +807,8 @@ base64 runs. One search for all of them (with RE2 where it is installed, ten tim
 than :mod:`re` on this), then each stretch is read on its own."""
 _CANDIDATES: Any = (_re2 or re).compile(_CANDIDATE_EXPR)
 _ASCII_CANDIDATES: Any = _re2.compile(_CANDIDATE_EXPR.encode()) if _re2 is not None else None
+_PY_CANDIDATES = re.compile(_CANDIDATE_EXPR)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 """The same search over an ASCII text's bytes, whose offsets are its characters': RE2's
 wrapper then maps no offsets."""
 _KIND_OF = {index: kind for kind, index in re.compile(_CANDIDATE_EXPR).groupindex.items()}
@@ -887,6 +889,8 @@ def _obfuscation(original: str, folded: str, maybe: frozenset[str] | None = None
     leet: set[str] = set()
     if _ASCII_CANDIDATES is not None and folded.isascii():
         found = _ASCII_CANDIDATES.finditer(folded.encode())
+    elif _re2 is not None and _SURROGATE.search(folded) is not None:
+        found = _PY_CANDIDATES.finditer(folded)  # RE2 reads UTF-8, which has no lone surrogate
     else:
         found = _CANDIDATES.finditer(folded)
     for m in found:
@@ -915,11 +919,19 @@ def _obfuscation(original: str, folded: str, maybe: frozenset[str] | None = None
                 return "split_letters"
         elif kind == "b64":
             # base64 is case-sensitive: decode the stretch as the original text writes it
-            token = original[start:end] if original.isascii() else stretch
+            token = original[start:end] if original.isascii() else _as_written(original, stretch)
             decoded = _decodes(token)
             if decoded is not None and _instruction(decoded):
                 return "base64"
     return None
+
+
+def _as_written(original: str, stretch: str) -> str:
+    """A stretch of the folded text (lower case) as the original writes it, where folding a
+    text that is not ASCII may have moved the offsets ("Here’s", "ß"): the first place the
+    original holds it, ASCII letters in either case."""
+    m = re.search(re.escape(stretch), original, re.IGNORECASE | re.ASCII)
+    return m.group() if m is not None else stretch
 
 
 LEET_WORDS = 3
