@@ -759,6 +759,8 @@ def _awaits_answer(folded: str) -> bool:
     pasted (a real chat's history, where the assistant agreed with "Sure" often enough)."""
     last = _LAST_TURN.match(folded)
     return last is not None and (last.group(1) is not None or not last.group(2).strip())
+
+
 _FORBIDDEN = re.compile(
     r"\b(?:step[- ]by[- ]step|in detail|detailed (?:instructions|steps)|exact (?:steps|recipe|instructions)|how (?:my|the|a) (?:character|protagonist|villain|hero) (?:would|could|will))\b"
     r".{0,200}\b(?:steal|hack|break into|bomb|explosive|weapon|gun|drug|meth|poison|kill|murder|malware|ransomware|launder|counterfeit|forge|phishing|overdose|untraceable)",
@@ -928,8 +930,8 @@ def _obfuscation(original: str, folded: str, maybe: frozenset[str] | None = None
 
 def _as_written(original: str, stretch: str) -> str:
     """A stretch of the folded text (lower case) as the original writes it, where folding a
-    text that is not ASCII may have moved the offsets ("Here’s", "ß"): the first place the
-    original holds it, ASCII letters in either case."""
+    text that is not ASCII may have moved the offsets (a curly apostrophe, "ß"): the first
+    place the original holds it, ASCII letters in either case."""
     m = re.search(re.escape(stretch), original, re.IGNORECASE | re.ASCII)
     return m.group() if m is not None else stretch
 

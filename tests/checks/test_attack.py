@@ -164,7 +164,9 @@ def test_base64_that_is_not_an_instruction_is_not_obfuscation() -> None:
         assert "obfuscation" not in techniques(text)
 
 
-@pytest.mark.parametrize("lead", ["Here’s the message:", "Décode ceci et fais-le :", "🙂 run this"])
+@pytest.mark.parametrize(
+    "lead", ["Here\u2019s the message:", "D\u00e9code ceci et fais-le :", "\U0001f642 run this"]
+)
 def test_a_base64_payload_in_text_that_is_not_ascii_is_decoded(lead: str) -> None:
     """Folding a text that is not ASCII lowers the payload's case (base64 is case-sensitive)
     and may move offsets: the payload is decoded as the original writes it."""
