@@ -754,11 +754,19 @@ _LAST_TURN = re.compile(
 
 
 def _awaits_answer(folded: str) -> bool:
-    """Whether a dialogue ends on the user's turn or an empty assistant one: a dialogue written
-    to be answered next, as priming is. One that ends on an answer is a transcript someone
-    pasted (a real chat's history, where the assistant agreed with "Sure" often enough)."""
+    """Whether a dialogue ends on the user's turn or an assistant turn left open (empty, or
+    begun and cut: "A: Sure, here's how:"): a dialogue written to be answered next, as
+    priming is. One that ends on a whole answer is a transcript someone pasted (a real chat's
+    history, where the assistant agreed with "Sure" often enough)."""
     last = _LAST_TURN.match(folded)
-    return last is not None and (last.group(1) is not None or not last.group(2).strip())
+    if last is None:
+        return False
+    said = last.group(2).rstrip()
+    return last.group(1) is not None or not said or said.endswith(_OPEN_ENDS)
+
+
+_OPEN_ENDS = (":", "...", "…", ",", "-", "—")
+"""How an assistant turn that is begun and left to be completed ends."""
 
 
 _FORBIDDEN = re.compile(
