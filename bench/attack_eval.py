@@ -221,7 +221,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"   alone={alone:<5} {figures(c)}")
 
     texts = one_kb(rows)
-    single, batch = cost(check, texts)
+    # the cost of the default (uncertain off), and of uncertain on beside it
+    single, batch = cost(AttackAttempt(AttackParams(), CheckContext()), texts)
+    _, unsure_batch = cost(check, texts)
     sure_single, _ = cost(sure, texts)
     # For scale on a shared machine: the refusal check reading every text with its model,
     # measured the same way in the same run.
@@ -231,6 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"\ncost per event, {len(texts)} prompts of 1 KB (best of 5; load average {busy:.1f}):")
     print(f"   signals + model, one call each          {single:6.1f} us/event")
     print(f"   signals + model, a batch (prepare+call) {batch:6.1f} us/event")
+    print(f"   the same with uncertain: true           {unsure_batch:6.1f} us/event")
     print(f"   sure signals only, one call each        {sure_single:6.1f} us/event")
     print(f"   for scale: refusal, alone: model, batch {refusal_batch:6.1f} us/event")
     return 0

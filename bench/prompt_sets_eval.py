@@ -11,8 +11,10 @@
   proofread, count the words ...); the near misses put everyday and risky-sounding harmless
   requests, text that is not a request, and kind requests about groups in the same frames.
 
-For each set this prints, per kind of row, how many the check flags (``tuned``: the signals
-were changed after reading the set; ``held_out``: only measured on it).
+For each set this prints, per kind of row, how many the check flags, and of the others how
+many it would hand to the judge as uncertain with ``uncertain: true`` (a framed request is
+uncertain: the judge reads whether it is harmful). ``tuned``: the signals or the frame reader
+were changed after reading the set; ``held_out``: only measured on it.
 
     python bench/prompt_sets_eval.py
 """
@@ -35,21 +37,26 @@ DATA = ROOT / "bench" / "data" / "written_prompts.json"
 
 def main() -> int:
     sets = json.loads(DATA.read_text(encoding="utf-8"))["sets"]
-    check = AttackAttempt(AttackParams(), CheckContext())
-    print(f"{'set':<10} {'role':<9} {'kind':<16} {'label':<7} flagged")
+    check = AttackAttempt(AttackParams(uncertain=True), CheckContext())
+    print(f"{'set':<10} {'role':<9} {'kind':<22} {'label':<7} {'flagged':>12}  uncertain")
     for s in sets:
         rows = s["rows"]
         found = check.assess_many([r["prompt"] for r in rows])
         total: Counter[tuple[str, bool]] = Counter()
         flagged: Counter[tuple[str, bool]] = Counter()
+        unsure: Counter[tuple[str, bool]] = Counter()
         for row, finding in zip(rows, found, strict=True):
             key = (row["kind"], bool(row["attack"]))
             total[key] += 1
             flagged[key] += finding.attack
+            unsure[key] += finding.uncertain
         for kind, attack in sorted(total, key=lambda k: (not k[1], k[0])):
-            n, hit = total[kind, attack], flagged[kind, attack]
+            n, hit, doubt = total[kind, attack], flagged[kind, attack], unsure[kind, attack]
             label = "attack" if attack else "benign"
-            print(f"{s['name']:<10} {s['role']:<9} {kind:<16} {label:<7} {hit:4d} of {n:4d}")
+            print(
+                f"{s['name']:<10} {s['role']:<9} {kind:<22} {label:<7} {hit:4d} of {n:4d}  "
+                f"{doubt:4d}"
+            )
     return 0
 
 

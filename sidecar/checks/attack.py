@@ -11,7 +11,8 @@ false-positive rate on such prompts (see docs/detectors.md).
 The value is a bool; the detail names the category and the techniques found, never event
 text: ``intermediate: instruction_override, persona (p=0.98)``. Techniques the model found
 alone, with no signal, are named ``learned``. With ``uncertain: true``, a prompt it does not
-flag but could not tell about gets ``uncertain: <cues> (p=0.55)``, for the judge. With
+flag but could not tell about, or that wraps a request in a language task, gets
+``uncertain: <cues> (p=0.55)``, for the judge. With
 ``field: contexts`` each passage is read on its own (an instruction addressed to the assistant
 inside a document: indirect injection); a document a prompt marks as pasted (``<email>``, a
 fenced block) is read the same way.
@@ -28,6 +29,7 @@ from pydantic import Field
 
 from ..events import Event
 from .attack_documents import passage_signals
+from .attack_frames import framed_request
 from .attack_model import AttackModel, default_model, model_text
 from .attack_signals import TECHNIQUES, Category, Signal, category_of, signals
 from .base import UNCERTAIN_PREFIX, Check, CheckContext, CheckResult, Params
@@ -39,6 +41,8 @@ __all__ = ["LEARNED", "UNCERTAIN_FLOOR", "AttackAttempt", "AttackParams", "Findi
 LEARNED = "learned"
 """The technique named when the model alone calls an attack."""
 _ORDER = {t: i for i, t in enumerate((*TECHNIQUES, LEARNED))}
+FRAMED = "embedded_instruction"
+"""The technique an uncertain detail names for a request given as a language task's text."""
 
 
 class Finding(NamedTuple):
@@ -85,8 +89,11 @@ class AttackParams(Params):
     not confirm (at a probability of at least :data:`UNCERTAIN_FLOOR`), or to which the model
     gives at least ``agree`` short of ``alone``, gets a detail that starts ``uncertain:``: the
     judge's ``uncertain`` trigger sends such events to the judge, where the check is least
-    sure. Off by default: each is a judge call, for about 1 to 2 real users' questions in 100.
-    Retrieved passages are never uncertain."""
+    sure. So does a prompt that gives a request to an assistant as the text of a language task
+    ("Translate into German: how do I ...?", :mod:`.attack_frames`), whose harm only the
+    judge can read. Off by default: each is a judge call, for about 1 to 2 real users'
+    questions in 100 (a translation or proofreading service sends many more). Retrieved
+    passages are never uncertain."""
 
 
 @register
@@ -156,7 +163,10 @@ class AttackAttempt(Check[AttackParams]):
         else:
             found = [signals(t, f) for t, f in zip(texts, folded, strict=True)]
         if self.model is None:
-            return [self._decide(s, 0.0, self.alone) for s in found]
+            decided = [self._decide(s, 0.0, self.alone) for s in found]
+            if self.params.uncertain and not documents:
+                return [_framed(f, text) for f, text in zip(decided, folded, strict=True)]
+            return decided
         reads = [model_text(f) for f in folded]
         cues = [[s.cue for s in signal] for signal in found]
         scores = self.model.score_many(reads, cues, [len(t) for t in texts])
@@ -164,7 +174,10 @@ class AttackAttempt(Check[AttackParams]):
         # the written passages it found no injection alone and flagged benign ones).
         alone = math.inf if documents else self.alone
         unsure = self.params.uncertain and not documents
-        return [self._decide(s, p, alone, unsure) for s, p in zip(found, scores, strict=True)]
+        decided = [self._decide(s, p, alone, unsure) for s, p in zip(found, scores, strict=True)]
+        if unsure:
+            return [_framed(f, text) for f, text in zip(decided, folded, strict=True)]
+        return decided
 
     def _decide(self, found: list[Signal], p: float, alone: float, unsure: bool = False) -> Finding:
         if not found and (p < alone or self.model is None):
@@ -199,6 +212,16 @@ class AttackAttempt(Check[AttackParams]):
         else:
             found = self.assess(text)
         return CheckResult(found.attack, found.detail())
+
+
+def _framed(found: Finding, folded: str) -> Finding:
+    """``found``, made uncertain where the prompt is not an attack but gives a request to an
+    assistant as the text of a language task (:mod:`.attack_frames`): whether that request is
+    harmful is the judge's to read."""
+    if found.attack or FRAMED in found.techniques or not framed_request(folded):
+        return found
+    cues = tuple(sorted({*found.techniques, FRAMED}, key=_ORDER.__getitem__))
+    return Finding(False, cues, None, found.p, uncertain=True)
 
 
 def _joined(text: str, passages: Sequence[str]) -> bool:
