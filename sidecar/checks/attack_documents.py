@@ -570,8 +570,9 @@ def _tagged(text: str) -> list[str]:
     for start, body, name in starts:
         if start < covered or name not in closes:
             continue
-        later = opens[name][bisect.bisect_right(opens[name], start) :]
-        limit = later[0] if later else len(text)
+        same = opens[name]
+        after = bisect.bisect_right(same, start)  # the next open of the name, if any
+        limit = same[after] if after < len(same) else len(text)
         ends = closes[name]
         at = bisect.bisect_left(ends, limit) - 1
         if at >= 0 and ends[at] >= body:
