@@ -754,19 +754,22 @@ _LAST_TURN = re.compile(
 
 
 def _awaits_answer(folded: str) -> bool:
-    """Whether a dialogue ends on the user's turn or an assistant turn left open (empty, or
-    begun and cut: "A: Sure, here's how:"): a dialogue written to be answered next, as
-    priming is. One that ends on a whole answer is a transcript someone pasted (a real chat's
-    history, where the assistant agreed with "Sure" often enough)."""
+    """Whether a dialogue is written to be answered next, as priming is: it ends on the user's
+    turn, or on an assistant turn that is not a whole answer (empty, begun and cut: "A: Sure,
+    here's how:", or ending in a question, which may be the user's in a turn not named). One
+    that ends on a whole answer is a transcript someone pasted (a real chat's history, where
+    the assistant agreed with "Sure" often enough)."""
     last = _LAST_TURN.match(folded)
-    if last is None:
-        return False
+    if last is None or last.group(1) is not None:
+        return True
     said = last.group(2).rstrip()
-    return last.group(1) is not None or not said or said.endswith(_OPEN_ENDS)
+    return not said.endswith(_WHOLE) or said.endswith(("...", "…"))
 
 
-_OPEN_ENDS = (":", "...", "…", ",", "-", "—")
-"""How an assistant turn that is begun and left to be completed ends."""
+_WHOLE = (".", "!", ")", '"', "'")
+"""How the last sentence of a whole answer ends; an answer cut anywhere else ("Sure, here is
+how to", "Sure, here's how:") is begun for the model to complete, and words after the answer
+in a turn not named ("me: and a pipe bomb?", "[inst] ... [/inst]") are the user's."""
 
 
 _FORBIDDEN = re.compile(
@@ -817,10 +820,12 @@ base64 runs. One search for all of them (with RE2 where it is installed, ten tim
 than :mod:`re` on this), then each stretch is read on its own."""
 _CANDIDATES: Any = (_re2 or re).compile(_CANDIDATE_EXPR)
 _ASCII_CANDIDATES: Any = _re2.compile(_CANDIDATE_EXPR.encode()) if _re2 is not None else None
-_PY_CANDIDATES = re.compile(_CANDIDATE_EXPR)
-_SURROGATE = re.compile("[\ud800-\udfff]")
 """The same search over an ASCII text's bytes, whose offsets are its characters': RE2's
 wrapper then maps no offsets."""
+_PY_CANDIDATES = re.compile(_CANDIDATE_EXPR)
+"""The same search with the standard library, for a text with a lone surrogate (cut text),
+which RE2 cannot read: UTF-8 has no encoding for it."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _KIND_OF = {index: kind for kind, index in re.compile(_CANDIDATE_EXPR).groupindex.items()}
 """Each stretch's kind by its group's number (the wrapper's ``lastgroup`` is dearer)."""
 _WORDS = re.compile(r"[a-z]{2,}")
@@ -897,6 +902,7 @@ def _obfuscation(original: str, folded: str, maybe: frozenset[str] | None = None
     if _ENCODED not in (_MAYBE(folded) if maybe is None else maybe):
         return None
     leet: set[str] = set()
+    written: dict[str, list[str]] | None = None
     if _ASCII_CANDIDATES is not None and folded.isascii():
         found = _ASCII_CANDIDATES.finditer(folded.encode())
     elif _re2 is not None and _SURROGATE.search(folded) is not None:
@@ -929,19 +935,34 @@ def _obfuscation(original: str, folded: str, maybe: frozenset[str] | None = None
                 return "split_letters"
         elif kind == "b64":
             # base64 is case-sensitive: decode the stretch as the original text writes it
-            token = original[start:end] if original.isascii() else _as_written(original, stretch)
-            decoded = _decodes(token)
-            if decoded is not None and _instruction(decoded):
-                return "base64"
+            if original.isascii():
+                tokens = [original[start:end]]
+            else:  # folding may have moved the offsets (a curly apostrophe, "ß")
+                if written is None:
+                    written = _as_written(original)
+                tokens = written.get(stretch.strip(_TOKEN_EDGES), [stretch])
+            for token in tokens:
+                decoded = _decodes(token)
+                if decoded is not None and _instruction(decoded):
+                    return "base64"
     return None
 
 
-def _as_written(original: str, stretch: str) -> str:
-    """A stretch of the folded text (lower case) as the original writes it, where folding a
-    text that is not ASCII may have moved the offsets (a curly apostrophe, "ß"): the first
-    place the original holds it, ASCII letters in either case."""
-    m = re.search(re.escape(stretch), original, re.IGNORECASE | re.ASCII)
-    return m.group() if m is not None else stretch
+_B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
+_TOKEN_EDGES = "\"'`.,;:()[]{}<>"
+
+
+def _as_written(original: str) -> dict[str, list[str]]:
+    """The runs of base64 letters in a text, as the text writes them, by their lower case:
+    where folding a text that is not ASCII moved the offsets, a stretch of the folded text
+    is found among them (every run that folds to it, each a candidate)."""
+    runs: dict[str, list[str]] = {}
+    for m in _B64_RUN.finditer(original):
+        run = m.group()
+        same = runs.setdefault(run.lower(), [])
+        if run not in same:
+            same.append(run)
+    return runs
 
 
 LEET_WORDS = 3
