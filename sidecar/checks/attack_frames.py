@@ -7,8 +7,9 @@ attacker reads just as well). Whether that request is harmful is what words cann
 model of harmful requests trained on public sets did not carry over to sets it had not seen
 (docs/detectors.md). So this module finds only the shape, a language task around a request, and
 :class:`~.attack.AttackAttempt` with ``uncertain: true`` hands such prompts to the judge, which
-reads the request. Most prompts never reach the patterns: the task must open the prompt or its
-last line.
+reads the request. The task must open the prompt or its last line: two anchored searches at
+the start, and one on a short last line that points back at the text, are all most prompts
+cost.
 
 Everything here reads the folded text (:func:`~sidecar.checks.refusal_text.fold`).
 """
@@ -20,18 +21,22 @@ from typing import Final
 
 __all__ = ["PAYLOAD_MAX", "framed_request"]
 
-_TASK: Final = (
-    r"(?:translat\w*|paraphras\w*|rephras\w*|reword\w*|re-?writ\w*|proof-?read\w*"
-    r"|spell-?check\w*|summari[sz]\w*|simplif\w*|shorten\w*|condens\w*|edit\b|polish\w*"
-    r"|transliterat\w*|restat\w*|revers\w*|capitali[sz]\w*|extract\w*|tokeni[sz]\w*"
-    r"|pars(?:e|ing)\b|classif\w*|convert\w*|chang(?:e|es|ing)\b|turn\b|put\b|transform\w*"
-    r"|render\b|improv\w*"
-    r"|(?:correct|fix|check|clean up)\s+(?:the\s+|any\s+|all\s+)?(?:grammar|spelling"
-    r"|punctuation|typos?|mistakes|errors|wording|style|language|capitali[sz]ation)"
-    r"|count\s+the\s+(?:words|letters|characters)|(?:detect|identify)\s+the\s+language"
-    r"|make\s+(?:this|it|that|the\s+(?:following|above|text|sentence))\s+(?:sound\s+|read\s+"
-    r"|look\s+)?(?:more\s+|less\s+)?(?:formal|polite|casual|clear|concise|short|simple|friendl"
-    r"|professional|informal|readable|natural|fluent)"
+_LANGUAGE_VERB: Final = (
+    r"(?:translate|paraphrase|rephrase|reword|re-?write|proof-?read|spell-?check|summari[sz]e"
+    r"|simplify|transliterate)\b"
+)
+"""Tasks that say what they do on their own ("Translate: ...")."""
+_WORK_VERB: Final = (
+    r"(?:edit|polish|shorten|condense|restate|reverse|capitali[sz]e|extract|tokeni[sz]e|parse"
+    r"|classify|convert|change|turn|put|transform|render|improve|expand|elaborate\s+on|continue"
+    r"|fix|correct|check|clean\s+up|make)\b"
+)
+"""Verbs that work on a text once they name it ("Turn this into a haiku:"), and are also
+nouns and other verbs ("Reverse proxy setup:", "Edit: also ...", "Convert my app to ...")."""
+_TASK_PHRASE: Final = (
+    r"(?:(?:correct|fix|check|clean\s+up|improve)\s+(?:the\s+|any\s+|all\s+|my\s+)?(?:grammar"
+    r"|spelling|punctuation|typos?|mistakes|errors|wording|style|capitali[sz]ation)"
+    r"|(?:detect|identify)\s+the\s+language"
     r"|(?:in\s+)?(?:british|american|uk|us|plain|simple|formal)\s+(?:english|spelling)"
     # the parts of a text: "count the words", "identify the nouns in", "add punctuation to"
     r"|(?:count|identify|find|underline|label|list|highlight|tag|mark|extract|sort|number)"
@@ -39,7 +44,8 @@ _TASK: Final = (
     r"|characters|nouns|verbs|adjectives|adverbs|pronouns|parts\s+of\s+speech|entities|named"
     r"\s+entities|keywords|key\s*words|key\s+phrases|syllables|vowels|sentences|clauses|tense)"
     r"|(?:add|insert|remove|strip|delete)\s+(?:the\s+|all\s+(?:the\s+)?|any\s+|some\s+)?"
-    r"(?:punctuation|commas|typos|emojis?|hashtags?|capitals|capital\s+letters|accents|stop\s*words)"
+    r"(?:punctuation|commas|typos|emojis?|hashtags?|capitals|capital\s+letters|accents"
+    r"|stop\s*words)"
     r"|(?:what|which)\s+(?:is|are)\s+the\s+(?:sentiment|tone|language|mood|register|tense"
     r"|word\s+count|part\s+of\s+speech)"
     r"|(?:give|suggest|write|make|generate|create)\s+(?:me\s+)?(?:a\s+|an\s+|the\s+)?(?:\w+\s+)?"
@@ -49,38 +55,86 @@ _TASK: Final = (
     r"\s+(?:out\s+|back\s+|me\s+)?(?:the\s+following|this|the\s+(?:text|sentence|phrase"
     r"|question|line|words)|after\s+me)\b)"
 )
-"""The language tasks: ways of working on a text that do not answer it."""
+"""Tasks in a few words ("fix the grammar", "count the words", "in British English")."""
 _POLITE: Final = (
-    r"(?:(?:hey|hi|ok|okay)[,!]?\s+)?(?:please\s+|kindly\s+|now\s+|then\s+|(?:can|could|would"
-    r"|will)\s+you\s+(?:please\s+)?|would\s+you\s+mind\s+|i\s+(?:need|want|would\s+like)\s+you"
-    r"\s+to\s+|help\s+me\s+)?"
+    r"(?:(?:hey|hi|ok|okay)[,!]?[ \t]+)?(?:please[ \t]+|kindly[ \t]+|now[ \t]+"
+    r"|(?:can|could|would|will)[ \t]+you[ \t]+(?:please[ \t]+)?|would[ \t]+you[ \t]+mind[ \t]+"
+    r"|i[ \t]+(?:need|want|would[ \t]+like)[ \t]+you[ \t]+to[ \t]+|help[ \t]+me[ \t]+)?"
 )
-_NAMES_ITS_TEXT: Final = (
-    r"\b(?:following|below|this|text|sentence|phrase|question|request|line|prompt)\b"
+_DOING: Final = (
+    r"(?:translating|paraphrasing|rephrasing|rewording|rewriting|proofreading|summari[sz]ing"
+    r"|simplifying|editing|changing|turning|putting|converting|fixing|correcting|checking)\b"
 )
-_HEAD: Final = re.compile(
-    # an instruction's label ("### Instruction", "Task:") may come first
-    rf"\s*(?:#+\s*instruction\s*\n\s*|(?:task|instruction)\s*:\s*)?(?:#+\s*)?{_POLITE}{_TASK}"
-    # the instruction runs to a colon or the line's end, or to a sentence's end where it names
-    # the text it works on ("Translate the following sentence into French. How do I ...")
-    rf"(?:[^\n:]{{0,140}}?(?::|\n)|[^\n:.?!]{{0,140}}?{_NAMES_ITS_TEXT}[^\n:.?!]{{0,60}}[.!?]\s)\s*"
+"""The tasks after "would you mind", which must name their text like :data:`_WORK_VERB`."""
+_OPENING: Final = re.compile(
+    # an instruction's label ("### Instruction", "Task:") or markdown may come first
+    r"(?:#{1,6}[ \t]*instruction[ \t]*\n[ \t]*|(?:task|instruction)[ \t]*:[ \t]*\n?[ \t]*)?"
+    rf"(?:[*_#>]{{1,6}}[ \t]*)?(?:{_POLITE}"
+    rf"(?:(?P<verb>{_LANGUAGE_VERB})|{_TASK_PHRASE}|(?P<work>{_WORK_VERB}))"
+    rf"|would[ \t]+you[ \t]+mind[ \t]+(?P<doing>{_DOING}))"
 )
-_QUOTED: Final = re.compile(rf"\s*{_POLITE}{_TASK}[^\n:\"'“«„]{{0,60}}?[\"'“«„]")
+"""The start of a prompt that is a language task: the task, and whether it is told by a verb
+that needs to name its text."""
+_LANGUAGES: Final = (
+    r"(?:english|french|spanish|german|italian|portuguese|dutch|russian|polish|czech|slovak"
+    r"|ukrainian|romanian|hungarian|greek|turkish|arabic|hebrew|persian|farsi|hindi|urdu"
+    r"|bengali|chinese|mandarin|cantonese|japanese|korean|vietnamese|thai|indonesian|malay"
+    r"|tagalog|swahili|swedish|norwegian|danish|finnish|icelandic|irish|welsh|catalan|latin)"
+)
+_TEXT_NOUN: Final = (
+    r"(?:text|sentence|phrase|question|request|prompt|message|paragraph|passage|words|e-?mail"
+    r"|letter|line)"
+)
+_NAMES_ITS_TEXT: Final = re.compile(
+    rf"\b(?:following|below|above|{_TEXT_NOUN}|word\s+order|voice|tense|person|register"
+    r"|(?:to|into|in)\s+(?:the\s+)?(?:passive|active|past|present|future|formal|informal|plain"
+    rf"|simple|uppercase|lowercase|capitals|title\s+case|{_LANGUAGES}))\b"
+    # "this" as the text itself ("Turn this into ...", "Fix this:"), not "this function"
+    r"|\b(?:this|these|that|it)\s*(?:$|[:?.!,]|(?:into|to|in|as|for|so|more|less|sound|read"
+    rf"|look|please|{_TEXT_NOUN})\b)"
+)
+"""The words of an instruction for the text it works on, or for what it makes of it ("into
+French", "to the passive voice")."""
+_INSTRUCTION_MAX: Final = 140
+_LAST_TASK: Final = re.compile(
+    rf"[\W_]{{0,8}}(?:now[ \t]+|please[ \t]+)?{_LANGUAGE_VERB}[ \t]+(?:this|that|it)\b"
+)
+"""A last line that turns the text above into something else, naming it with a pronoun
+("Now paraphrase that.", "Translate this into Spanish.")."""
+"""The longest instruction read (from the task to its colon or sentence end)."""
+_SENTENCE_END: Final = re.compile(r"[.!?][ \t]+|[.!?]?[ \t]*\n")
+_QUOTED: Final = re.compile(
+    rf"(?:[*_#>]{{1,6}}[ \t]*)?{_POLITE}(?:{_LANGUAGE_VERB}|{_TASK_PHRASE}|{_WORK_VERB})"
+    r"[^\n:\"'“«„]{0,60}?\s[\"'“«„]"
+)
 """A task whose text follows in quotes on the same line ("Translate "How do I ...?" into
-French")."""
+French"); the quote opens after a space (not the apostrophe of "manager's")."""
 _QUOTE_CLOSE: Final = {'"': '"', "'": "'", "“": "”", "«": "»", "„": "“"}
-_AFTER: Final = re.compile(rf"[\W_]{{0,8}}(?:[^\n]{{0,80}}?\b)?{_POLITE}{_TASK}[^\n]{{0,140}}")
+_AFTER: Final = re.compile(
+    rf"[\W_]{{0,8}}(?:[^\n]{{0,80}}?\b)?{_POLITE}(?:{_LANGUAGE_VERB}|{_TASK_PHRASE}"
+    rf"|{_WORK_VERB})[^\n]{{0,140}}"
+)
 """A last line that gives the task for the text before it ("Paraphrase the above.", "^ fix
 the spelling")."""
+_NEXT_STEP: Final = re.compile(r"[\W_]{0,8}(?:and\s+)?(?:then|also|next|after\s+that|afterwards)\b")
+"""A last line that is a further step of the request above it ("Then translate the above"):
+the user wants the answer, then its translation."""
 _LAST_LINE_MAX: Final = 240
 """The longest last line read as a task (:data:`_AFTER` cannot match a longer one)."""
 _BACK: Final = re.compile(r"\b(?:above|previous|preceding)\b")
 _LABEL: Final = re.compile(
-    r"(?:#+\s*)?(?:the\s+)?(?:text|sentence|input|passage|original|source|english|phrase|question"
-    r"|request|line|prompt|content|string|message)(?:\s+text)?\s*(?:to\s+\w+\s*)?(?::|[ \t]*\n)\s*"
+    r"#{0,6}[ \t]*(?:the[ \t]+)?(?:text|sentence|input|passage|original|source|english|phrase"
+    r"|question|request|line|prompt|content|string|message)(?:[ \t]+text)?[ \t]*"
+    r"(?:to[ \t]+\w+[ \t]*)?(?::|\n)\s*"
 )
-"""A label before the text to work on ("Text:", "### Input:")."""
-_OUTPUT_LABEL: Final = re.compile(r"\n\s*(?:#+\s*)?[a-z][a-z ]{0,30}:\s*$")
+"""A label before the text to work on ("Text:", "### Input")."""
+_LABEL_MAX: Final = 80
+"""How far into the text a label is looked for."""
+_DELIMITER: Final = re.compile(r"(?:```[a-z]*|-{3,}|={3,}|<[a-z_]{1,20}>|\*{1,3}|>)[ \t]*\n?[ \t]*")
+"""A fence, a rule, a tag or markdown around the text ("---", "```", "<text>", "> ")."""
+_CLOSING_DELIMITER: Final = re.compile(r"\s*(?:```|-{3,}|={3,}|</[a-z_]{1,20}>|\*{1,3})\s*$")
+_OUTPUT_LABEL: Final = re.compile(r"\n[ \t]*#{0,6}[ \t]*[a-z][a-z ]{0,30}:\s*$")
+_ANSWER_LABEL: Final = re.compile(r"[ \t]*#{0,6}[ \t]*[a-z][a-z ]{0,30}:[ \t]*")
 """A label the answer is to follow ("\\nKeywords:", "\\nTranslation:")."""
 _REQUEST: Final = re.compile(
     r"[\"'(\[\s]*(?:"
@@ -92,12 +146,16 @@ _REQUEST: Final = re.compile(
     r"|where\s+(?:can|could|do|should|would)\s+(?:i|one|we|you|someone)\b"
     r"|which\s+[\w-]+(?:\s+[\w-]+){0,2}\s+(?:would|should|could|can|is|are|do|does)\b"
     r"|is\s+(?:it|there)\s+(?:possible|a\s+way|any\s+way|an?\s+\w+\s+way)\b"
-    r"|(?:please\s+)?(?:help|teach|show|tell|give)\s+me\b"
-    r"|i\s+(?:need|want|would\s+like|'d\s+like)\s+(?:you\s+)?(?:to\b|a\b|an\b|some\b|step"
-    r"|detailed|instructions)"
+    r"|(?:please\s+)?(?:help|teach|show|tell)\s+me\b|gimme\b"
+    r"|i\s+(?:need|want)\s+(?:you\s+)?(?:to\b|a\b|an\b|some\b|step|detailed|instructions)"
+    r"|i(?:\s+would|'d)\s+like\s+(?:you\s+)?(?:to\b|a\b|an\b|some\b|step|detailed|instructions)"
+    r"|you\s+(?:will|must|should|shall|are\s+to)\s+(?:now\s+)?(?:write|create|generate|give"
+    r"|tell|explain|describe|list|provide|produce|draft|make)\b"
     r"|(?:please\s+)?(?:write|create|generate|compose|draft|produce|provide|explain|describe"
     r"|list|outline|suggest|design|develop|devise|detail|craft|make|find|recommend|plan"
-    r"|prepare|build|code|script)\s"
+    r"|prepare|build|code|script|give)\s"
+    # not an order about the answer's form ("Give your response as JSON", "Make sure to ...")
+    r"(?!(?:\w+\s+){0,2}(?:your|the)\s+(?:answer|response|reply|output|result)s?\b|sure\b)"
     r")"
 )
 """The opening of a request addressed to an assistant: a question about how to do something,
@@ -111,8 +169,7 @@ _SAID: Final = re.compile(
 PAYLOAD_MAX: Final = 600
 """The longest text read as the request (a longer one is a document to work on)."""
 _LABELS_MAX: Final = 64
-"""Room for the labels around the text ("Text:", "\\nTranslation:") beyond
-:data:`PAYLOAD_MAX`."""
+"""Room for the labels and delimiters around the text beyond :data:`PAYLOAD_MAX`."""
 _LEAD_SENTENCES: Final = 2
 """Sentences of lead-in before the request ("My ex changed her number. How do I find it?")."""
 
@@ -124,10 +181,7 @@ def framed_request(folded: str) -> bool:
     payload = _payload(text)
     if payload is None or len(payload) > PAYLOAD_MAX + _LABELS_MAX:
         return False
-    label = _LABEL.match(payload)
-    if label is not None:
-        payload = payload[label.end() :]
-    payload = _OUTPUT_LABEL.sub("", payload).strip()
+    payload = _unwrapped(payload)
     if payload[:1] in _QUOTE_CLOSE:
         close = payload.find(_QUOTE_CLOSE[payload[0]], 1)
         if close > 0 and _SAID.match(payload, close + 1) is not None:
@@ -138,29 +192,92 @@ def framed_request(folded: str) -> bool:
 
 
 def _payload(text: str) -> str | None:
-    """The text a language task is given: after the task, in quotes after it, or before a
-    last line that gives the task."""
+    """The text a language task is given: in quotes after the task, after the task, or before
+    a last line that gives the task."""
     quoted = _QUOTED.match(text)
     if quoted is not None:
-        close = text.find(_QUOTE_CLOSE[text[quoted.end() - 1]], quoted.end())
+        close = _closing_quote(text, quoted.end())
         if close > quoted.end():
             return text[quoted.end() : close]
-    head = _HEAD.match(text)
-    if head is not None:
-        return text[head.end() :]
+    start = _after_instruction(text)
+    if start is not None:
+        return text[start:]
     last = text.rfind("\n")
     if last < 0 or len(text) - last > _LAST_LINE_MAX:
         return None
-    before = text[:last]
-    if not _points_back(text[last + 1 :]) and _LABEL.match(before) is None:
-        return None  # "Write a poem.\nThen translate it.": a request with a step after it
-    return before if _AFTER.fullmatch(text, last + 1) is not None else None
+    line = text[last + 1 :]
+    if line.endswith(":") and _ANSWER_LABEL.fullmatch(line) is not None:
+        last = text.rfind("\n", 0, last)  # "...\nTranslate to German.\nTranslation:"
+        if last < 0:
+            return None
+        line = text[last + 1 : last + 1 + len(line) + _LAST_LINE_MAX].split("\n", 1)[0]
+    if not _points_back(line) and _LABEL.match(text, 0, min(last, _LABEL_MAX)) is None:
+        return None
+    if _NEXT_STEP.match(line) is not None:
+        return None  # "Write a poem.\nThen translate the above.": a step after the request
+    return text[:last].rstrip() if _AFTER.fullmatch(line) is not None else None
+
+
+def _closing_quote(text: str, start: int) -> int:
+    """Where the quote opened just before ``start`` closes (-1: nowhere); an apostrophe inside
+    a word ("it's") does not close a single quote."""
+    opening = text[start - 1]
+    close = _QUOTE_CLOSE[opening]
+    at = text.find(close, start)
+    while opening == "'" and 0 <= at < len(text) - 1 and text[at + 1].isalpha():
+        at = text.find(close, at + 1)
+    return at
+
+
+def _after_instruction(text: str) -> int | None:
+    """Where the text to work on starts, if the prompt opens with a language task: after the
+    instruction's colon or its line, or after its sentence where that names the text
+    ("Translate the following into French. How do I ..."). A verb that is also a noun or
+    another verb must name the text ("Turn this into ...", not "Reverse proxy setup: ...")."""
+    m = _OPENING.match(text)
+    if m is None:
+        return None
+    at = m.end()
+    line = text[at : at + _INSTRUCTION_MAX]
+    colon = line.find(":")
+    end = _SENTENCE_END.search(line)
+    loose = m.group("work") is not None or m.group("doing") is not None
+    if colon >= 0 and (end is None or colon < end.start()):
+        names = _NAMES_ITS_TEXT.search(line, 0, colon) is not None
+        return at + colon + 1 if names or not loose else None
+    if end is None:
+        return None
+    names = _NAMES_ITS_TEXT.search(line, 0, end.start()) is not None
+    if "\n" in end.group():  # the instruction is its line
+        return at + end.end() if names or not loose else None
+    if names:
+        return at + end.end()
+    # "Translate to French. Output only the translation.\n...": the instruction is its line,
+    # where its task says what it does; "Summarise the causes. Write it ..." is one request
+    newline = line.find("\n", end.end())
+    return at + newline + 1 if newline >= 0 and not loose else None
+
+
+def _unwrapped(payload: str) -> str:
+    """The text without the label, delimiters and output label around it."""
+    payload = payload.lstrip()
+    for _ in range(3):  # "### Input\n```\n..."
+        label = _LABEL.match(payload[:_LABEL_MAX])
+        if label is not None:
+            payload = payload[label.end() :]
+            continue
+        fence = _DELIMITER.match(payload)
+        if fence is None or fence.end() == 0:
+            break
+        payload = payload[fence.end() :]
+    payload = _OUTPUT_LABEL.sub("", payload)
+    return _CLOSING_DELIMITER.sub("", payload).strip()
 
 
 def _points_back(line: str) -> bool:
     """Whether a last line points at the text before it: "the above", "the previous
-    message", a caret."""
-    if line.lstrip()[:1] in ("^", "↑"):
+    message", a caret, "Now paraphrase that."."""
+    if line.lstrip()[:1] in ("^", "↑") or _LAST_TASK.match(line) is not None:
         return True
     if "above" not in line and "previous" not in line and "preceding" not in line:
         return False  # most lines: string tests, no search
@@ -171,7 +288,8 @@ def _requests(payload: str) -> bool:
     """Whether the text opens with a request, or makes one after a short lead-in."""
     if _REQUEST.match(payload) is not None:
         return True
-    for n, m in enumerate(_SENTENCE.finditer(payload)):
+    paragraph = payload.find("\n\n")  # the request is in the first paragraph
+    for n, m in enumerate(_SENTENCE.finditer(payload, 0, paragraph % (len(payload) + 1))):
         if n >= _LEAD_SENTENCES:
             break
         if _REQUEST.match(payload, m.end()) is not None:
