@@ -7,9 +7,10 @@ attacker reads just as well). Whether that request is harmful is what words cann
 model of harmful requests trained on public sets did not carry over to sets it had not seen
 (docs/detectors.md). So this module finds only the shape, a language task around a request, and
 :class:`~.attack.AttackAttempt` with ``uncertain: true`` hands such prompts to the judge, which
-reads the request. The task must open the prompt or its last line: two anchored searches at
-the start, and one on a short last line that points back at the text, are all most prompts
-cost.
+reads the request. The task must open the prompt, or be its short last line after a text it
+points back at ("the above") or that opens with a label ("Text:"): two anchored searches at
+the start and string tests on the last line are all most prompts cost. Requests are read in
+English only.
 
 Everything here reads the folded text (:func:`~sidecar.checks.refusal_text.fold`).
 """
@@ -40,7 +41,7 @@ _TASK_PHRASE: Final = (
     r"|(?:in\s+)?(?:british|american|uk|us|plain|simple|formal)\s+(?:english|spelling)"
     # the parts of a text: "count the words", "identify the nouns in", "add punctuation to"
     r"|(?:count|identify|find|underline|label|list|highlight|tag|mark|extract|sort|number)"
-    r"\s+(?:the\s+|all\s+(?:the\s+)?|each\s+of\s+the\s+)?(?:number\s+of\s+)?(?:words|letters"
+    r"\s+(?:the\s+|all\s+(?:the\s+)?|each\s+of\s+the\s+)?(?:number\s+of\s+|main\s+)?(?:words|letters"
     r"|characters|nouns|verbs|adjectives|adverbs|pronouns|parts\s+of\s+speech|entities|named"
     r"\s+entities|keywords|key\s*words|key\s+phrases|syllables|vowels|sentences|clauses|tense)"
     r"|(?:add|insert|remove|strip|delete)\s+(?:the\s+|all\s+(?:the\s+)?|any\s+|some\s+)?"
@@ -51,16 +52,18 @@ _TASK_PHRASE: Final = (
     r"|(?:give|suggest|write|make|generate|create)\s+(?:me\s+)?(?:a\s+|an\s+|the\s+)?(?:\w+\s+)?"
     r"(?:title|headline|hashtags?|caption|subject\s+line|summary|tl;?dr|one-liner)\s+(?:for|of)"
     # the text handed back worked on: "write the following in capitals", "repeat after me"
-    r"|(?:write|put|say|spell|type|format|output|print|return|repeat|copy|echo|read|give)"
+    r"|(?:write|put|say|spell|type|format|output|print|return|repeat|copy|echo|give)"
     r"\s+(?:out\s+|back\s+|me\s+)?(?:the\s+following|this|the\s+(?:text|sentence|phrase"
     r"|question|line|words)|after\s+me)\b)"
 )
 """Tasks in a few words ("fix the grammar", "count the words", "in British English")."""
 _POLITE: Final = (
-    r"(?:(?:hey|hi|ok|okay)[,!]?[ \t]+)?(?:please[ \t]+|kindly[ \t]+|now[ \t]+"
-    r"|(?:can|could|would|will)[ \t]+you[ \t]+(?:please[ \t]+)?|would[ \t]+you[ \t]+mind[ \t]+"
-    r"|i[ \t]+(?:need|want|would[ \t]+like)[ \t]+you[ \t]+to[ \t]+|help[ \t]+me[ \t]+)?"
+    r"(?:(?:hey|hi|ok|okay)[,!]?[ \t]++)?(?:please[ \t]++|kindly[ \t]++|now[ \t]++"
+    r"|(?:can|could|would|will)[ \t]++you[ \t]++(?:please[ \t]++)?|would[ \t]++you[ \t]++mind"
+    r"[ \t]++|i[ \t]++(?:need|want|would[ \t]++like)[ \t]++you[ \t]++to[ \t]++|help[ \t]++me[ \t]++)?"
 )
+"""Polite words before a task; possessive spaces (``++``), as everywhere a run of spaces
+could be split between two patterns: no backtracking through them."""
 _DOING: Final = (
     r"(?:translating|paraphrasing|rephrasing|rewording|rewriting|proofreading|summari[sz]ing"
     r"|simplifying|editing|changing|turning|putting|converting|fixing|correcting|checking)\b"
@@ -68,8 +71,9 @@ _DOING: Final = (
 """The tasks after "would you mind", which must name their text like :data:`_WORK_VERB`."""
 _OPENING: Final = re.compile(
     # an instruction's label ("### Instruction", "Task:") or markdown may come first
-    r"(?:#{1,6}[ \t]*instruction[ \t]*\n[ \t]*|(?:task|instruction)[ \t]*:[ \t]*\n?[ \t]*)?"
-    rf"(?:[*_#>]{{1,6}}[ \t]*)?(?:{_POLITE}"
+    r"(?:#{1,6}[ \t]*+instruction[ \t]*+\n[ \t]*+|(?:task|instruction)[ \t]*+:[ \t]*+"
+    r"(?:\n[ \t]*+)?)?"
+    rf"(?:[*_#>]{{1,6}}[ \t]*+)?(?:{_POLITE}"
     rf"(?:(?P<verb>{_LANGUAGE_VERB})|{_TASK_PHRASE}|(?P<work>{_WORK_VERB}))"
     rf"|would[ \t]+you[ \t]+mind[ \t]+(?P<doing>{_DOING}))"
 )
@@ -83,7 +87,9 @@ _LANGUAGES: Final = (
 )
 _TEXT_NOUN: Final = (
     r"(?:text|sentence|phrase|question|request|prompt|message|paragraph|passage|words|e-?mail"
-    r"|letter|line)"
+    r"|letter|line|essay|draft|post|reply|review|paper|article|story|poem|speech|note|tweet"
+    r"|document|content|copy|instructions?|wording|language|grammar|spelling|style|tone"
+    r"|punctuation)"
 )
 _NAMES_ITS_TEXT: Final = re.compile(
     rf"\b(?:following|below|above|{_TEXT_NOUN}|word\s+order|voice|tense|person|register"
@@ -95,24 +101,53 @@ _NAMES_ITS_TEXT: Final = re.compile(
 )
 """The words of an instruction for the text it works on, or for what it makes of it ("into
 French", "to the passive voice")."""
+_OBJECT: Final = re.compile(
+    r"[ \t]*+(?:$|[\n.!?:,]|(?:this|these|that|it|the[ \t]+following|following|below"
+    r"|the[ \t]+above)\b"
+    r"|(?:into|to|in|from|as|for|please|more|less|so|using|with|without|word|each|every|all"
+    r"|back|out)\b"
+    rf"|(?:the|my|our|your|his|her|their|a|an)[ \t]++(?:[\w-]+[ \t]++){{0,2}}?{_TEXT_NOUN}\b"
+    r"|(?:the|its)[ \t]++(?:main[ \t]++)?(?:sentiment|tone|intent|topic|language|mood|register"
+    r"|word[ \t]++order|order[ \t]++of|keywords|key[ \t]++words|key[ \t]++phrases))"
+)
+"""What may follow a task's verb in its instruction: nothing, the text ("this", "the
+following", "my essay") or where it goes ("into French", "more politely"); not a thing of the
+world ("Translate my WordPress site into Spanish", "Summarize a PDF with Python", "Rewrite
+rules in nginx:")."""
+_DOCUMENT: Final = re.compile(
+    r"\b(?:article|review|news|story|abstract|recipe|report|paper|blog|page|thread|transcript"
+    r"|book|chapter|listing|press\s+release|newsletter)s?\b"
+)
+"""A document the task works on: its opening question is its headline ("Summarize this
+article:\nHow Can I Save More Money? Experts Weigh In ...")."""
 _INSTRUCTION_MAX: Final = 140
+"""The longest instruction read (from the task to its colon or sentence end)."""
 _LAST_TASK: Final = re.compile(
-    rf"[\W_]{{0,8}}(?:now[ \t]+|please[ \t]+)?{_LANGUAGE_VERB}[ \t]+(?:this|that|it)\b"
+    rf"[\W_]{{0,8}}(?:now[ \t]++|please[ \t]++)?{_LANGUAGE_VERB}[ \t]++(?:this|that|it)\b"
 )
 """A last line that turns the text above into something else, naming it with a pronoun
 ("Now paraphrase that.", "Translate this into Spanish.")."""
-"""The longest instruction read (from the task to its colon or sentence end)."""
 _SENTENCE_END: Final = re.compile(r"[.!?][ \t]+|[.!?]?[ \t]*\n")
+_NAMED_STRING: Final = (
+    r"[ \t]*+(?:[\w-]+[ \t]++){0,3}?(?:title|name|label|button|headline|heading|placeholder"
+    r"|caption|slogan|menu|tab|link|field|tooltip|string)s?\b"
+)
+"""A title or a piece of an interface named before its quoted words ("the title 'How to
+Train Your Dragon'", "the button "Create account""): a string, not a request."""
 _QUOTED: Final = re.compile(
-    rf"(?:[*_#>]{{1,6}}[ \t]*)?{_POLITE}(?:{_LANGUAGE_VERB}|{_TASK_PHRASE}|{_WORK_VERB})"
-    r"[^\n:\"'“«„]{0,60}?\s[\"'“«„]"
+    rf"(?:[*_#>]{{1,6}}[ \t]*+)?{_POLITE}(?:{_LANGUAGE_VERB}|{_TASK_PHRASE}|{_WORK_VERB})"
+    rf"(?!{_NAMED_STRING})"
+    r"(?:[ \t]++(?:(?:this|the|following|my|our|your|please|[\w-]+[ \t]++into|[\w-]+[ \t]++to)\b"
+    rf"(?!{_NAMED_STRING})"
+    rf"[^\n:\"'“«„]{{0,40}}?|(?:[\w-]+[ \t]++){{0,2}}?{_TEXT_NOUN}[ \t]*+:?)?)?\s[\"'“«„]"
 )
 """A task whose text follows in quotes on the same line ("Translate "How do I ...?" into
 French"); the quote opens after a space (not the apostrophe of "manager's")."""
 _QUOTE_CLOSE: Final = {'"': '"', "'": "'", "“": "”", "«": "»", "„": "“"}
 _AFTER: Final = re.compile(
-    rf"[\W_]{{0,8}}(?:[^\n]{{0,80}}?\b)?{_POLITE}(?:{_LANGUAGE_VERB}|{_TASK_PHRASE}"
-    rf"|{_WORK_VERB})[^\n]{{0,140}}"
+    rf"[\W_]{{0,8}}(?:[^\n]{{0,80}}?\b)?{_POLITE}(?:(?P<verb>{_LANGUAGE_VERB})|{_TASK_PHRASE}"
+    rf"|{_WORK_VERB}[ \t]++(?:the[ \t]++(?:above|preceding)|this|that|it|these"
+    rf"|the[ \t]++(?:[\w-]+[ \t]++)?{_TEXT_NOUN})\b)[^\n]{{0,140}}"
 )
 """A last line that gives the task for the text before it ("Paraphrase the above.", "^ fix
 the spelling")."""
@@ -124,43 +159,66 @@ _LAST_LINE_MAX: Final = 240
 _BACK: Final = re.compile(r"\b(?:above|previous|preceding)\b")
 _LABEL: Final = re.compile(
     r"#{0,6}[ \t]*(?:the[ \t]+)?(?:text|sentence|input|passage|original|source|english|phrase"
-    r"|question|request|line|prompt|content|string|message)(?:[ \t]+text)?[ \t]*"
-    r"(?:to[ \t]+\w+[ \t]*)?(?::|\n)\s*"
+    r"|question|request|line|prompt|content|string|message)(?:[ \t]+text)?[ \t]*+"
+    r"(?:to[ \t]++\w+[ \t]*+)?(?::|\n)\s*+"
 )
 """A label before the text to work on ("Text:", "### Input")."""
 _LABEL_MAX: Final = 80
 """How far into the text a label is looked for."""
-_DELIMITER: Final = re.compile(r"(?:```[a-z]*|-{3,}|={3,}|<[a-z_]{1,20}>|\*{1,3}|>)[ \t]*\n?[ \t]*")
+_DELIMITER: Final = re.compile(
+    r"(?:```[a-z]*|-{3,}|={3,}|<[a-z_]{1,20}>|\*{1,3}|>)[ \t]*+(?:\n[ \t]*+)?"
+)
 """A fence, a rule, a tag or markdown around the text ("---", "```", "<text>", "> ")."""
-_CLOSING_DELIMITER: Final = re.compile(r"\s*(?:```|-{3,}|={3,}|</[a-z_]{1,20}>|\*{1,3})\s*$")
-_OUTPUT_LABEL: Final = re.compile(r"\n[ \t]*#{0,6}[ \t]*[a-z][a-z ]{0,30}:\s*$")
+_CLOSING_DELIMITER: Final = re.compile(r"(?:```|-{3,}|={3,}|</[a-z_]{1,20}>|\*{1,3})$")
+"""The end of :data:`_DELIMITER`'s forms, read in the last characters of the text."""
+_OUTPUT_LABEL: Final = re.compile(r"\n[ \t]*+#{0,6}[ \t]*+[a-z][a-z ]{0,30}:\s*+$")
 _ANSWER_LABEL: Final = re.compile(r"[ \t]*#{0,6}[ \t]*[a-z][a-z ]{0,30}:[ \t]*")
 """A label the answer is to follow ("\\nKeywords:", "\\nTranslation:")."""
 _REQUEST: Final = re.compile(
     r"[\"'(\[\s]*(?:"
     r"(?:can|could|would|will)\s+(?:you|u|someone|anyone)\b"
-    r"|how\s+(?:do|does|can|could|would|should|to|might|may|much|many|long)\b"
+    r"|how\s+(?:do|does|can|could|would|should|to|might|may)\b"
+    r"|how\s+(?:much|many|long)\b[^.?!\n]{0,60}?\b(?:do|does|can|could|would|should|will|is"
+    r"|are)\s+(?:i|we|you|one|it|they|someone)\b"
     r"|how\s+(?:i|we|one|you)\s+(?:can|could|should|would|might)\b"
     r"|what(?:'s|\s+is|\s+are|\s+would\s+be)\s+(?:the\s+|a\s+|some\s+)?(?:best|easiest|quickest"
     r"|fastest|cheapest|safest|most\s+\w+|simplest|right|good|proper)\b"
     r"|where\s+(?:can|could|do|should|would)\s+(?:i|one|we|you|someone)\b"
     r"|which\s+[\w-]+(?:\s+[\w-]+){0,2}\s+(?:would|should|could|can|is|are|do|does)\b"
     r"|is\s+(?:it|there)\s+(?:possible|a\s+way|any\s+way|an?\s+\w+\s+way)\b"
-    r"|(?:please\s+)?(?:help|teach|show|tell)\s+me\b|gimme\b"
+    r"|(?:please\s+)?(?:help|teach|show|tell|send|let)\s+(?:me|us)\b|gimme\b"
+    r"|what\s+(?:[\w-]+\s+){0,4}?(?:can|could|should|would|do|does)\s+(?:i|we|you|one|someone)\b"
+    r"|(?:can|could|should|may)\s+i\b|do\s+you\s+know\s+(?:how|where|what|a\s+way)\b"
+    r"|what\s+are\s+the\s+(?:steps|ways|best)\b|i'?m\s+looking\s+for\s+(?:a\s+way|ways"
+    r"|instructions|someone)\b|(?:steps|tips|ways)\s+(?:to|for|on)\b|any\s+(?:tips|ideas"
+    r"|advice)\b"
     r"|i\s+(?:need|want)\s+(?:you\s+)?(?:to\b|a\b|an\b|some\b|step|detailed|instructions)"
     r"|i(?:\s+would|'d)\s+like\s+(?:you\s+)?(?:to\b|a\b|an\b|some\b|step|detailed|instructions)"
     r"|you\s+(?:will|must|should|shall|are\s+to)\s+(?:now\s+)?(?:write|create|generate|give"
     r"|tell|explain|describe|list|provide|produce|draft|make)\b"
-    r"|(?:please\s+)?(?:write|create|generate|compose|draft|produce|provide|explain|describe"
-    r"|list|outline|suggest|design|develop|devise|detail|craft|make|find|recommend|plan"
-    r"|prepare|build|code|script|give)\s"
-    # not an order about the answer's form ("Give your response as JSON", "Make sure to ...")
-    r"(?!(?:\w+\s+){0,2}(?:your|the)\s+(?:answer|response|reply|output|result)s?\b|sure\b)"
+    # an imperative of asking: verbs that are seldom nouns take any object ...
+    r"|(?:please\s+)?(?:write|create|generate|compose|provide|explain|describe|suggest|devise"
+    r"|recommend|teach|tell)\s"
+    # ... others one a request gives ("find me", "list the", not "List price $49", "Code freeze")
+    r"|(?:please\s+)?(?:list|outline|design|develop|detail|craft|make|find|plan|prepare|build"
+    r"|code|script|give|draft|produce|get)\s+(?=(?:me|us|him|her|them|a|an|the|some|my|our"
+    r"|one|two|three|four|five|ten|\d+|several|all|any|every|each|step|detailed|instructions"
+    r"|ways?|steps|how|why|what|who|where|which|when|whether|out|up|it|this|that|these|those"
+    r"|something|anything)\b)"
     r")"
+    # not an order about the answer's form ("Give your response as JSON", "Make sure to ..."),
+    # a letter's "Please find attached", code ("create table", "make install")
+    r"(?!(?:\w+\s+){0,2}(?:your|the)\s+(?:answer|response|reply|output|result)s?\b|sure\b"
+    r"|(?:[\w-]+\s+){0,3}(?:attached|enclosed)\b|(?:table|index|view|database|schema|procedure"
+    r"|trigger|or\s+replace|install)\b)"
 )
 """The opening of a request addressed to an assistant: a question about how to do something,
 an imperative, a stated need."""
 _SENTENCE: Final = re.compile(r"[.!?]\s+")
+_GREETING: Final = re.compile(
+    r"(?:hi|hello|hey|dear|good\s+(?:morning|afternoon|evening))\b[^\n,.!]{0,40}[,.!]?\s*+"
+)
+"""The greeting of a letter or a message, before what it asks."""
 _SAID: Final = re.compile(
     r"[\s,]*(?:[a-z]+\s+){0,3}(?:asked|asks|said|says|replied|replies|answered|whispered|shouted"
     r"|yelled|muttered|told|wrote|writes|added|cried|called|texted)\b"
@@ -215,7 +273,12 @@ def _payload(text: str) -> str | None:
         return None
     if _NEXT_STEP.match(line) is not None:
         return None  # "Write a poem.\nThen translate the above.": a step after the request
-    return text[:last].rstrip() if _AFTER.fullmatch(line) is not None else None
+    task = _AFTER.fullmatch(line)
+    if task is None:
+        return None
+    if task.group("verb") is not None and _OBJECT.match(line, task.end("verb")) is None:
+        return None  # "Source text: '...'\nSummarize the pet policy."
+    return text[:last].rstrip()
 
 
 def _closing_quote(text: str, start: int) -> int:
@@ -223,9 +286,10 @@ def _closing_quote(text: str, start: int) -> int:
     a word ("it's") does not close a single quote."""
     opening = text[start - 1]
     close = _QUOTE_CLOSE[opening]
-    at = text.find(close, start)
+    stop = min(len(text), start + PAYLOAD_MAX + 1)  # a longer quote is no request
+    at = text.find(close, start, stop)
     while opening == "'" and 0 <= at < len(text) - 1 and text[at + 1].isalpha():
-        at = text.find(close, at + 1)
+        at = text.find(close, at + 1, stop)
     return at
 
 
@@ -242,10 +306,16 @@ def _after_instruction(text: str) -> int | None:
     colon = line.find(":")
     end = _SENTENCE_END.search(line)
     loose = m.group("work") is not None or m.group("doing") is not None
+    if (loose or m.group("verb") is not None) and _OBJECT.match(line) is None:
+        return None
     if colon >= 0 and (end is None or colon < end.start()):
+        if _DOCUMENT.search(line, 0, colon) is not None:
+            return None  # "Summarize this article:\nHow to Grow Tomatoes ...": a headline
         names = _NAMES_ITS_TEXT.search(line, 0, colon) is not None
         return at + colon + 1 if names or not loose else None
     if end is None:
+        return None
+    if _DOCUMENT.search(line, 0, end.start()) is not None:
         return None
     names = _NAMES_ITS_TEXT.search(line, 0, end.start()) is not None
     if "\n" in end.group():  # the instruction is its line
@@ -270,8 +340,9 @@ def _unwrapped(payload: str) -> str:
         if fence is None or fence.end() == 0:
             break
         payload = payload[fence.end() :]
-    payload = _OUTPUT_LABEL.sub("", payload)
-    return _CLOSING_DELIMITER.sub("", payload).strip()
+    payload = _OUTPUT_LABEL.sub("", payload).rstrip()
+    end = _CLOSING_DELIMITER.search(payload, max(0, len(payload) - 24))
+    return (payload[: end.start()] if end is not None else payload).strip()
 
 
 def _points_back(line: str) -> bool:
@@ -286,6 +357,9 @@ def _points_back(line: str) -> bool:
 
 def _requests(payload: str) -> bool:
     """Whether the text opens with a request, or makes one after a short lead-in."""
+    greeting = _GREETING.match(payload)
+    if greeting is not None:  # "Hi Tom,\n\nCould you send me the slides?"
+        payload = payload[greeting.end() :]
     if _REQUEST.match(payload) is not None:
         return True
     paragraph = payload.find("\n\n")  # the request is in the first paragraph
