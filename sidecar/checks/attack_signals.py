@@ -960,9 +960,14 @@ def _as_written(original: str) -> dict[str, list[str]]:
     for m in _B64_RUN.finditer(original):
         run = m.group()
         same = runs.setdefault(run.lower(), [])
-        if run not in same:
+        if len(same) < _WRITTEN_MAX and run not in same:
             same.append(run)
     return runs
+
+
+_WRITTEN_MAX = 4
+"""Copies of one run in different cases tried at most (a text of thousands of them costs no
+more than four decodes a stretch)."""
 
 
 LEET_WORDS = 3

@@ -6,8 +6,10 @@ import base64
 import codecs
 import gzip
 import json
+import random
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -174,6 +176,18 @@ def test_a_base64_payload_in_text_that_is_not_ascii_is_decoded(lead: str) -> Non
     assert "obfuscation" in techniques(f"{lead} {payload}")
     # the same letters in lower case earlier in the text (which decode to nothing) do not hide it
     assert "obfuscation" in techniques(f"{lead} ({payload.lower()}) decode: {payload}")
+
+
+def test_many_copies_of_a_run_in_different_cases_cost_time_in_proportion() -> None:
+    """In text that is not ASCII each base64 stretch is looked up among the runs as written:
+    thousands of copies of one run, each in other cases, are a few decodes each."""
+    rng = random.Random(7)
+    run = "abcdefghijklmnopqrstuvwx"
+    copies = ("".join(c.upper() if rng.random() < 0.5 else c for c in run) for _ in range(8000))
+    text = " ".join(copies) + " \u00e9"
+    started = time.perf_counter()
+    signals(text, fold(text))
+    assert time.perf_counter() - started < 1.0
 
 
 @pytest.mark.parametrize(
