@@ -172,8 +172,9 @@ _DELIMITER: Final = re.compile(
 _CLOSING_DELIMITER: Final = re.compile(r"(?:```|-{3,}|={3,}|</[a-z_]{1,20}>|\*{1,3})$")
 """The end of :data:`_DELIMITER`'s forms, read in the last characters of the text."""
 _OUTPUT_LABEL: Final = re.compile(r"\n[ \t]*+#{0,6}[ \t]*+[a-z][a-z ]{0,30}:\s*+$")
+"""A label the answer is to follow, at the end of the text ("\\nKeywords:")."""
 _ANSWER_LABEL: Final = re.compile(r"[ \t]*#{0,6}[ \t]*[a-z][a-z ]{0,30}:[ \t]*")
-"""A label the answer is to follow ("\\nKeywords:", "\\nTranslation:")."""
+"""The same label as the prompt's last line, after the task's ("\\nTranslation:")."""
 _REQUEST: Final = re.compile(
     r"[\"'(\[\s]*(?:"
     r"(?:can|could|would|will)\s+(?:you|u|someone|anyone)\b"
@@ -363,7 +364,8 @@ def _requests(payload: str) -> bool:
     if _REQUEST.match(payload) is not None:
         return True
     paragraph = payload.find("\n\n")  # the request is in the first paragraph
-    for n, m in enumerate(_SENTENCE.finditer(payload, 0, paragraph % (len(payload) + 1))):
+    stop = paragraph if paragraph >= 0 else len(payload)
+    for n, m in enumerate(_SENTENCE.finditer(payload, 0, stop)):
         if n >= _LEAD_SENTENCES:
             break
         if _REQUEST.match(payload, m.end()) is not None:
