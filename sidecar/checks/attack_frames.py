@@ -69,22 +69,28 @@ _DOING: Final = (
     r"|simplifying|editing|changing|turning|putting|converting|fixing|correcting|checking)\b"
 )
 """The tasks after "would you mind", which must name their text like :data:`_WORK_VERB`."""
-_OPENING: Final = re.compile(
-    # an instruction's label ("### Instruction", "Task:") or markdown may come first
-    r"(?:#{1,6}[ \t]*+instruction[ \t]*+\n[ \t]*+|(?:task|instruction)[ \t]*+:[ \t]*+"
-    r"(?:\n[ \t]*+)?)?"
-    rf"(?:[*_#>]{{1,6}}[ \t]*+)?(?:{_POLITE}"
-    rf"(?:(?P<verb>{_LANGUAGE_VERB})|{_TASK_PHRASE}|(?P<work>{_WORK_VERB}))"
-    rf"|would[ \t]+you[ \t]+mind[ \t]+(?P<doing>{_DOING}))"
-)
-"""The start of a prompt that is a language task: the task, and whether it is told by a verb
-that needs to name its text."""
 _LANGUAGES: Final = (
     r"(?:english|french|spanish|german|italian|portuguese|dutch|russian|polish|czech|slovak"
     r"|ukrainian|romanian|hungarian|greek|turkish|arabic|hebrew|persian|farsi|hindi|urdu"
     r"|bengali|chinese|mandarin|cantonese|japanese|korean|vietnamese|thai|indonesian|malay"
     r"|tagalog|swahili|swedish|norwegian|danish|finnish|icelandic|irish|welsh|catalan|latin)"
 )
+_NOUN_TASK: Final = (
+    rf"(?:{_LANGUAGES}[ \t]++)?(?:translation|paraphrase|summary|rewrite|proofreading|version)"
+    r"[ \t]++(?:please|of|needed)(?=[ \t]*+:)"
+    rf"|(?:in[ \t]++)?{_LANGUAGES}(?:[ \t]++(?:translation|version))?,?[ \t]++please(?=[ \t]*+:)"
+)
+"""Tasks named by a noun, before a colon ("Spanish translation of: ...", "German please: ...")."""
+_OPENING: Final = re.compile(
+    # an instruction's label ("### Instruction", "Task:") or markdown may come first
+    r"(?:#{1,6}[ \t]*+instruction[ \t]*+\n[ \t]*+|(?:task|instruction)[ \t]*+:[ \t]*+"
+    r"(?:\n[ \t]*+)?)?"
+    rf"(?:[*_#>]{{1,6}}[ \t]*+)?(?:{_POLITE}"
+    rf"(?:(?P<verb>{_LANGUAGE_VERB})|{_TASK_PHRASE}|(?P<work>{_WORK_VERB}))"
+    rf"|would[ \t]+you[ \t]+mind[ \t]+(?P<doing>{_DOING})|{_NOUN_TASK})"
+)
+"""The start of a prompt that is a language task: the task, and whether it is told by a verb
+that needs to name its text."""
 _TEXT_NOUN: Final = (
     r"(?:text|sentence|phrase|question|request|prompt|message|paragraph|passage|words|e-?mail"
     r"|letter|line|essay|draft|post|reply|review|paper|article|story|poem|speech|note|tweet"
@@ -93,6 +99,7 @@ _TEXT_NOUN: Final = (
 )
 _NAMES_ITS_TEXT: Final = re.compile(
     rf"\b(?:following|below|above|{_TEXT_NOUN}|word\s+order|voice|tense|person|register"
+    r"|sentiment|intent|topic|mood|keywords|key\s+words|key\s+phrases"
     r"|(?:to|into|in)\s+(?:the\s+)?(?:passive|active|past|present|future|formal|informal|plain"
     rf"|simple|uppercase|lowercase|capitals|title\s+case|{_LANGUAGES}))\b"
     # "this" as the text itself ("Turn this into ...", "Fix this:"), not "this function"
@@ -154,6 +161,14 @@ the spelling")."""
 _NEXT_STEP: Final = re.compile(r"[\W_]{0,8}(?:and\s+)?(?:then|also|next|after\s+that|afterwards)\b")
 """A last line that is a further step of the request above it ("Then translate the above"):
 the user wants the answer, then its translation."""
+_TRAILING: Final = re.compile(
+    rf"(?:\(|->|→|=>)[ \t]*+(?:please[ \t]++)?{_LANGUAGE_VERB}(?:[ \t]++(?:it|this|that))?"
+    r"[ \t]++(?:in|into|to)[ \t]++[\w -]{1,30}?[ \t]*+\)?[.!]?$"
+)
+"""A task after the text on its line, in brackets or after an arrow ("how do I ...? (translate
+to Chinese)", "... -> translate into Japanese")."""
+_TRAILING_MAX: Final = 80
+"""How far from the end a task after the text is looked for."""
 _LAST_LINE_MAX: Final = 240
 """The longest last line read as a task (:data:`_AFTER` cannot match a longer one)."""
 _BACK: Final = re.compile(r"\b(?:above|previous|preceding)\b")
@@ -230,7 +245,10 @@ PAYLOAD_MAX: Final = 600
 _LABELS_MAX: Final = 64
 """Room for the labels and delimiters around the text beyond :data:`PAYLOAD_MAX`."""
 _LEAD_SENTENCES: Final = 2
-"""Sentences of lead-in before the request ("My ex changed her number. How do I find it?")."""
+"""Sentences of lead-in before the request ("My ex changed her number. How do I find it?"),
+or before the task ("Hi! I'm learning German. Could you translate this: ...")."""
+_LEAD_MAX: Final = 160
+"""How far into the prompt a task after a lead-in is looked for."""
 
 
 def framed_request(folded: str) -> bool:
@@ -258,9 +276,22 @@ def _payload(text: str) -> str | None:
         close = _closing_quote(text, quoted.end())
         if close > quoted.end():
             return text[quoted.end() : close]
-    start = _after_instruction(text)
+    start = _after_instruction(text, 0)
+    if start is None and _LABEL.match(text, 0, _LABEL_MAX) is None:
+        # "Hi! I'm learning German. Could you translate this for me: ...", on the task's line
+        line_end = text.find("\n", 0, _LEAD_MAX)
+        limit = line_end if line_end >= 0 else _LEAD_MAX
+        for n, lead in enumerate(_SENTENCE.finditer(text, 0, limit)):
+            if n >= _LEAD_SENTENCES:
+                break
+            start = _after_instruction(text, lead.end())
+            if start is not None:
+                break
     if start is not None:
         return text[start:]
+    trailing = _TRAILING.search(text, max(0, len(text) - _TRAILING_MAX))
+    if trailing is not None:
+        return text[: trailing.start()]
     last = text.rfind("\n")
     if last < 0 or len(text) - last > _LAST_LINE_MAX:
         return None
@@ -294,12 +325,13 @@ def _closing_quote(text: str, start: int) -> int:
     return at
 
 
-def _after_instruction(text: str) -> int | None:
+def _after_instruction(text: str, at: int) -> int | None:
     """Where the text to work on starts, if the prompt opens with a language task: after the
     instruction's colon or its line, or after its sentence where that names the text
-    ("Translate the following into French. How do I ..."). A verb that is also a noun or
-    another verb must name the text ("Turn this into ...", not "Reverse proxy setup: ...")."""
-    m = _OPENING.match(text)
+    ("Translate the following into French. How do I ..."), the task read from ``at``. A verb
+    that is also a noun or another verb must name the text ("Turn this into ...", not
+    "Reverse proxy setup: ...")."""
+    m = _OPENING.match(text, at)
     if m is None:
         return None
     at = m.end()
