@@ -162,19 +162,19 @@ class AttackAttempt(Check[AttackParams]):
             found = [passage_signals(t, f) for t, f in zip(texts, folded, strict=True)]
         else:
             found = [signals(t, f) for t, f in zip(texts, folded, strict=True)]
-        if self.model is None:
-            decided = [self._decide(s, 0.0, self.alone) for s in found]
-            if self.params.uncertain and not documents:
-                return [_framed(f, text) for f, text in zip(decided, folded, strict=True)]
-            return decided
-        reads = [model_text(f) for f in folded]
-        cues = [[s.cue for s in signal] for signal in found]
-        scores = self.model.score_many(reads, cues, [len(t) for t in texts])
-        # The model learned prompts: on a passage it confirms cues but calls nothing alone (on
-        # the written passages it found no injection alone and flagged benign ones).
-        alone = math.inf if documents else self.alone
         unsure = self.params.uncertain and not documents
-        decided = [self._decide(s, p, alone, unsure) for s, p in zip(found, scores, strict=True)]
+        if self.model is None:
+            decided = [self._decide(s, 0.0, self.alone, unsure) for s in found]
+        else:
+            reads = [model_text(f) for f in folded]
+            cues = [[s.cue for s in signal] for signal in found]
+            scores = self.model.score_many(reads, cues, [len(t) for t in texts])
+            # The model learned prompts: on a passage it confirms cues but calls nothing alone
+            # (on the written passages it found no injection alone and flagged benign ones).
+            alone = math.inf if documents else self.alone
+            decided = [
+                self._decide(s, p, alone, unsure) for s, p in zip(found, scores, strict=True)
+            ]
         if unsure:
             return [_framed(f, text) for f, text in zip(decided, folded, strict=True)]
         return decided
