@@ -13,8 +13,8 @@ override, persona and role-play set-ups, prompt extraction, payload splitting, m
 priming, refusal suppression, requests embedded in a benign task, instructions a document
 addresses to the AI that reads it); encodings and optimised
 token runs are ``advanced`` (obfuscation, ciphers and words drawn in ASCII art among it;
-adversarial suffixes, which are only ever a cue: code, logs and formulas hold odd tokens and
-unlikely characters too).
+adversarial suffixes, sure only where the text leaves brackets unmatched and otherwise a cue:
+code, logs and formulas hold odd tokens and unlikely characters too).
 
 Cost: one RE2 pass over the folded text (:data:`_MAYBE`, see :mod:`.prefilter`) tells which
 worded patterns may match anywhere in it, and whether it holds a stretch that may be encoded or
@@ -1016,10 +1016,25 @@ SUFFIX_CUE = 3
 """Odd tokens from which a tail the trigram model finds likely is still a cue."""
 SUFFIX_LM_ODD = 2
 """From this many odd tokens, the tail's characters are scored by the trigram model of
-:mod:`.attack_tail`: a tail it finds unlikely is a cue of a suffix. Nothing about a tail is
-sure on its own: code, logs, formulas and part numbers are full of odd tokens and unlikely
-characters too, so the learned model, which has read such prompts, must agree."""
+:mod:`.attack_tail`: a tail it finds unlikely is a cue of a suffix. The characters are not
+sure on their own: code, logs, formulas and part numbers are full of odd tokens and unlikely
+characters too, so the learned model, which has read such prompts, must agree (unless the
+brackets say more: :data:`SUFFIX_UNBALANCED`)."""
 SUFFIX_LM_CHARS = 150
+SUFFIX_UNBALANCED = 2
+"""Brackets left unmatched in the whole text (:func:`_unbalanced`) from which a tail of
+:data:`SUFFIX_LM_ODD` odd tokens or more is a sure sign of an optimised suffix. An optimiser
+picks brackets as tokens, one at a time, and leaves them open or closes what was never
+opened; code, JSON, formulas and logs close what they open, so the odd tokens that make them
+look like a suffix come with their brackets matched. Set on the training sources and the
+benign prompts alone (see docs/detectors.md)."""
+_BRACKET_TOKEN = re.compile(
+    r"\\[\[\](){}]"  # escaped: a regular expression's literal bracket
+    r"|(?<![^\s\w])[:;=]-?[\[\](){}]"  # a face: ":)", ";-(" (not "(?:[")
+    r"|[(\[] *[-+]?[\w.]+ *, *[-+]?[\w.]+ *[)\]]"  # an interval: "[0, 1)", "(a, b]"
+    r"|(?<!\w)\w{1,3}\)"  # a list's marker: "1)", "b)", "iv)"
+    r"|[\[\](){}]"
+)
 _CODE = (
     "```",
     "def ",
@@ -1119,6 +1134,31 @@ def _suffix(original: str) -> tuple[int, str]:
     return odd, tail
 
 
+def _unbalanced(text: str) -> int:
+    """How many brackets in ``text`` close nothing open or are never closed, setting aside a
+    bracket escaped by a backslash, a face, an interval and a list's marker ("1)", which
+    closes a bracket only where one is open). Read only for a tail with odd tokens in it."""
+    opened: list[str] = []
+    unmatched = 0
+    for m in _BRACKET_TOKEN.finditer(text):
+        token = m.group()
+        if len(token) > 1:
+            marker = token[-1] == ")" and (token[0].isalnum() or token[0] == "_")
+            if marker and opened and opened[-1] == "(":
+                opened.pop()  # "(x)", "(see 2)": the marker's bracket closes the open one
+            continue
+        if token in "([{":
+            opened.append(token)
+        elif opened and opened[-1] == _OPENER[token]:
+            opened.pop()
+        else:
+            unmatched += 1
+    return unmatched + len(opened)
+
+
+_OPENER = {")": "(", "]": "[", "}": "{"}
+
+
 def _maths(text: str) -> bool:
     """Whether the text holds a formula: a ``$...$`` span with a maths command or an escaped
     dollar or per cent sign in it, or :data:`MATH_COMMANDS` different commands."""
@@ -1194,7 +1234,9 @@ def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal
     if kind is not None:
         found[kind] = Signal("obfuscation", True, kind)
     odd, tail = (0, "") if passage else _suffix(original)
-    if odd and default_tail_model().unlikely(tail[-SUFFIX_LM_CHARS:]):
+    if odd and _unbalanced(original) >= SUFFIX_UNBALANCED:
+        found["unbalanced_tail"] = Signal("adversarial_suffix", True, "unbalanced_tail")
+    elif odd and default_tail_model().unlikely(tail[-SUFFIX_LM_CHARS:]):
         found["unlikely_tail"] = Signal("adversarial_suffix", False, "unlikely_tail")
     elif odd >= SUFFIX_CUE:
         found["odd_tail"] = Signal("adversarial_suffix", False, "odd_tail")
