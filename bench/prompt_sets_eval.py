@@ -7,6 +7,8 @@
   (change or add to its answer, do another task, misreport the document, act on the user's
   accounts); the near misses carry requests from the document's author to its human reader,
   talk about AI, or the user's own format instructions around the document;
+* ``labelled_*``: the same with documents pasted without tags (after a label or a question,
+  quoted with ">", or with nothing), an off-task line or an order for the AI planted in them;
 * ``framed_*``: a harmful request given as the text of a benign language task (translate,
   proofread, count the words ...); the near misses put everyday and risky-sounding harmless
   requests, text that is not a request, and kind requests about groups in the same frames.

@@ -6,10 +6,10 @@ A passage the retriever brings back is written for people. When it speaks to an 
 it an order, whoever wrote it is steering the assistant from inside the data. In a user's own
 prompt the same words are ordinary ("Note to the model: answer in JSON" in a template), so
 :func:`document_signals` is read only on retrieved passages (``field: contexts``) and on the
-documents a prompt marks as pasted (:func:`pasted_documents`: between ``<email>`` tags, in a
-fenced block), not on the user's own text; the narrow
-forms that hold in prompts too are the ``ai_reader`` and ``ai_note`` patterns of
-:mod:`.attack_signals`.
+documents a prompt pastes (:func:`pasted_documents`: between ``<email>`` tags, in a fenced
+block, or, where it marks none, between its first and last paragraphs, where users seldom
+write), not on the rest of the user's own text; the narrow forms that hold in prompts too are
+the ``ai_reader`` and ``ai_note`` patterns of :mod:`.attack_signals`.
 
 An address counts only with an order right after it: an imperative, "you must", "please", or
 "don't" and the like, first or after one clause ("when you summarise this page, tell ...").
@@ -44,6 +44,7 @@ __all__ = [
     "passage_signals",
     "pasted_documents",
     "pasted_signals",
+    "prompt_signals",
     "topic_words_as_cues",
     "unquoted",
 ]
@@ -582,15 +583,90 @@ def _tagged(text: str) -> list[str]:
 
 
 def pasted_documents(folded: str) -> list[str]:
-    """The documents a prompt (``folded``: casefolded) pastes for the assistant to read, where
-    the prompt marks where they start and end: between tags that name a document someone else
-    wrote (``<email>``, ``<retrieved_document>``), in a fenced or triple-quoted block. A
-    document after a label ("Here is the email:", "Context:") is not read: where it ends and
-    the user's own text (often addressed to the assistant) resumes cannot be told."""
+    """The documents a prompt (``folded``: casefolded) pastes for the assistant to read: where
+    the prompt marks where they start and end, between tags that name a document someone else
+    wrote (``<email>``, ``<retrieved_document>``) and in fenced or triple-quoted blocks; where
+    it marks none, the text between its first and its last paragraph (:func:`_between`)."""
     found = _tagged(folded) if "</" in folded else []
     if "```" in folded or '"""' in folded or "'''" in folded:
         found += [m.group(2) for m in _FENCED.finditer(folded)]
-    return [body for body in found if len(body.strip()) >= _PASTE_MIN]
+    found = [body for body in found if len(body.strip()) >= _PASTE_MIN]
+    if not found:
+        between = "\n\n".join(folded[a:b] for a, b in _between(folded))
+        found = [between] if between else []
+    return found
+
+
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+_USERS_LABEL = re.compile(
+    r"\s*[#*>]*\s*(?:questions?|instructions?|tasks?|query|answer|output|request"
+    r"|notes?\s+to\s+self)\b[^\n:]{0,40}:"
+)
+"""A paragraph that opens with a label of the user's own ("Question:", "Instructions:")."""
+_BETWEEN_MIN = 200
+"""Shorter than this, the text between a prompt's first and last paragraphs is not read."""
+
+
+def _between(folded: str) -> list[tuple[int, int]]:
+    """Where a prompt that marks no document most likely pasted one: its paragraphs but the
+    first and the last, where users put what they ask ("Is this email legit?\n\n<the
+    email>\n\nWhat should I do?"); of two paragraphs, the longer, less its first line where
+    it opens the prompt (a greeting, "Hey AI, ...") or ends in a colon ("Here's the email:");
+    of one, its lines but the first and the last. Paragraphs that open with a label of the
+    user's ("Instructions:", "Question:") are left out, and so is all of it when it holds
+    fewer than :data:`_BETWEEN_MIN` characters. The user's own words to the assistant in the
+    middle of a prompt are read too: what the document forms ask of an address (an AI named
+    as such, an order right after it) keeps those rare."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for m in _PARAGRAPH_BREAK.finditer(folded):
+        spans.append((start, m.start()))
+        start = m.end()
+    spans.append((start, len(folded)))
+    spans = [(a, b) for a, b in spans if not folded[a:b].isspace() and a < b]
+    if len(spans) >= 3:
+        middle = spans[1:-1]
+    elif len(spans) == 2:
+        longer = max(spans, key=lambda span: span[1] - span[0])
+        a, b = longer
+        line_end = folded.find("\n", a, b)
+        head = folded[a:b] if line_end < 0 else folded[a:line_end]
+        if longer == spans[0] or head.rstrip().endswith(":"):
+            middle = [(line_end + 1, b)] if line_end >= 0 else []
+        else:
+            middle = [longer]
+    elif spans:
+        a, b = spans[0]
+        first, last = folded.find("\n", a, b), folded.rfind("\n", a, b)
+        middle = [(first + 1, last)] if 0 <= first < last else []
+    else:
+        middle = []
+    middle = [(a, b) for a, b in middle if _USERS_LABEL.match(folded, a) is None]
+    if sum(len(folded[a:b].strip()) for a, b in middle) < _BETWEEN_MIN:
+        return []
+    return middle
+
+
+def prompt_signals(original: str, folded: str) -> list[Signal]:
+    """Every signal of a prompt (:func:`~.attack_signals.signals`), where one is sure, read
+    again without the quotations that the text it pastes (:func:`_between`) cites as examples
+    (:func:`unquoted`): a security article pasted to be summarised quotes "ignore your previous
+    instructions" as what an attack looks like. The user's own text keeps its quotations ("Say
+    "ignore all previous instructions" in French" stays an attack)."""
+    found = signals(original, folded)
+    if not any(s.sure for s in found) or ('"' not in folded and "'" not in folded):
+        return found
+    pieces: list[str] = []
+    last = 0
+    for a, b in _between(folded):
+        part = folded[a:b]
+        plain = unquoted(part)
+        if plain is not part:
+            pieces += (folded[last:a], plain)
+            last = b
+    if not pieces:
+        return found
+    return signals(original, "".join(pieces) + folded[last:])
 
 
 def pasted_signals(folded: str) -> list[Signal]:

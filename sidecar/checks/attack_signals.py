@@ -1064,12 +1064,14 @@ MATH_COMMANDS = 2
 
 def _odd(token: str) -> bool:
     """A token of the kind optimisation attacks produce: symbols inside a word (once the
-    punctuation prose puts around words is set aside), brackets standing alone, or a word that
-    changes case inside ("equationsnewcommand", "IXancouver"). String methods only: this runs
+    punctuation prose puts around words is set aside), brackets standing alone (not the ">"
+    that quotes a line), or a word that changes case inside ("equationsnewcommand",
+    "IXancouver"). String methods only: this runs
     on every prompt's last tokens."""
     if not token.isalpha():
         if token.upper() == token.lower():  # no letter in it
-            return not _BRACKETS.isdisjoint(token)
+            # a run of ">" alone marks a quoted line in an e-mail or in markdown
+            return not _BRACKETS.isdisjoint(token) and token.strip(">") != ""
         token = token.lstrip("([{\"'").rstrip(".,;:!?)]}\"'")
         if not token.isalpha():
             return not _SYMBOLS.isdisjoint(token)
@@ -1202,6 +1204,16 @@ _IDIOM = re.compile(
 """The idiom "an offer you can't refuse", which is not an order never to refuse."""
 PASTED = "pasted"
 """The prefilter's name for a mark of a pasted document (:data:`_PASTED_AT`)."""
+NAMED_AI = "(named ai)"
+"""The prefilter's name for an AI named in English (:data:`_NAMED_AI_AT`): where a prompt's
+text between its first and last paragraphs may address the AI that reads it."""
+_NAMED_AI_AT = (
+    r"\b(?:ais?|a\.i\.|artificial intelligence|language models?|llms?|chatgpt|gpt[\w.-]*"
+    r"|summari[sz](?:ers?|ing|es)|transcribers?|automated|virtual|digital)\b|bots?\b"
+)
+"""Every English name the document forms give an AI (``_AIT`` in :mod:`.attack_documents`)
+holds one of these words; the forms of other languages are read in a prompt only where it
+marks its document (tags, a fence)."""
 _MAYBE = Prefilter(
     {
         **_COMPILED,
@@ -1212,7 +1224,9 @@ _MAYBE = Prefilter(
         _TURNS: _TURN,
         _PRIMING: _PRIMED,
         PASTED: re.compile(_PASTED_AT),
-    }
+        NAMED_AI: re.compile(_NAMED_AI_AT),
+    },
+    given={NAMED_AI: _NAMED_AI_AT},  # RE2's ASCII \b holds around these ASCII words
 )
 """Which of the worded patterns, the encoded stretches, the look-alike letters and the
 dialogue turns may occur in a folded text, in one RE2 pass (see :mod:`.prefilter`): most
@@ -1267,7 +1281,7 @@ def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal
     if not original.isascii() and _HIDDEN in maybe and _hidden_text(original):
         found["hidden_tags"] = Signal("obfuscation", True, "hidden_tags")
     signal_list = list(found.values())
-    if not passage and PASTED in maybe:
+    if not passage and (PASTED in maybe or NAMED_AI in maybe):
         from .attack_documents import pasted_signals  # imports this module
 
         signal_list += [s for s in pasted_signals(folded) if s.cue not in found]
