@@ -93,11 +93,29 @@ class TailModel:
 
     def worst(self, text: str) -> float:
         """The highest :meth:`bits` of the text's windows of :data:`WINDOW` characters (one
-        window for a shorter text): a suffix reads as odd however much prose precedes it."""
+        window for a shorter text): a suffix reads as odd however much prose precedes it.
+
+        Each character's surprise after the two before it is looked up once for the whole
+        text; a window adds only its first two characters' (read after the start marks), and
+        sums in the order :meth:`bits` does, so the result is the same to the last bit."""
         if len(text) <= WINDOW:
             return self.bits(text)
-        starts = range(0, len(text) - WINDOW + STRIDE, STRIDE)
-        return max(self.bits(text[i : i + WINDOW]) for i in starts)
+        s = normalise(text)
+        cost, miss, unseen = self._cost, self._miss, self._unseen
+
+        def surprise(gram: str) -> float:
+            got = cost.get(gram)
+            return got if got is not None else miss.get(gram[:-1], unseen)
+
+        inner = [0.0, 0.0] + [surprise(s[j - 2 : j + 1]) for j in range(2, len(s))]
+        worst = -math.inf
+        for i in range(0, len(s) - WINDOW + STRIDE, STRIDE):
+            width = min(WINDOW, len(s) - i)
+            head = surprise(_START + s[i])
+            if width > 1:
+                head += surprise(_START[1:] + s[i : i + 2])
+            worst = max(worst, sum(inner[i + 2 : i + width], head) / width)
+        return worst
 
     def unlikely(self, text: str) -> bool:
         return self.worst(text) >= self.threshold

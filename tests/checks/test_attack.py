@@ -28,7 +28,7 @@ from sidecar.checks.attack_model import (
     model_text,
 )
 from sidecar.checks.attack_signals import ADVANCED, TECHNIQUES, category_of, signals
-from sidecar.checks.attack_tail import TailModel, default_tail_model
+from sidecar.checks.attack_tail import STRIDE, WINDOW, TailModel, default_tail_model
 from sidecar.checks.base import CheckContext
 from sidecar.checks.refusal import fold
 from sidecar.checks.refusal_batch import native_word_sums
@@ -299,6 +299,20 @@ def test_two_odd_tokens_in_an_unlikely_tail_are_a_cue_and_prose_is_not() -> None
     ):
         cues = [s.cue for s in signals(prose, fold(prose))]
         assert not {"unlikely_tail", "odd_tail", "unbalanced_tail"} & set(cues), cues
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(min_size=0, max_size=400))
+def test_the_worst_window_is_the_highest_of_the_windows_read_one_by_one(text: str) -> None:
+    """:meth:`TailModel.worst` looks each character up once for the whole text; it gives what
+    reading every window on its own gives, to the last bit."""
+    model = default_tail_model()
+    if len(text) <= WINDOW:
+        expected = model.bits(text)
+    else:
+        starts = range(0, len(text) - WINDOW + STRIDE, STRIDE)
+        expected = max(model.bits(text[i : i + WINDOW]) for i in starts)
+    assert model.worst(text) == expected
 
 
 def test_the_tail_model_scores_prose_below_token_soup(tmp_path: Path) -> None:
