@@ -14,8 +14,9 @@ alone, with no signal, are named ``learned``. With ``uncertain: true``, a prompt
 flag but could not tell about, or that wraps a request in a language task, gets
 ``uncertain: <cues> (p=0.55)``, for the judge. With
 ``field: contexts`` each passage is read on its own (an instruction addressed to the assistant
-inside a document: indirect injection); a document a prompt pastes (``<email>``, a fenced
-block, or the text between its first and last paragraphs) is read the same way.
+inside a document: indirect injection); a document a prompt marks as pasted (``<email>``, a
+fenced block) is read the same way, and the text between its first and last paragraphs for
+orders to whatever AI reads it.
 """
 
 from __future__ import annotations
@@ -28,10 +29,10 @@ from typing import NamedTuple
 from pydantic import Field
 
 from ..events import Event
-from .attack_documents import passage_signals, prompt_signals
+from .attack_documents import passage_signals
 from .attack_frames import framed_request
 from .attack_model import AttackModel, default_model, model_text
-from .attack_signals import TECHNIQUES, Category, Signal, category_of
+from .attack_signals import TECHNIQUES, Category, Signal, category_of, signals
 from .base import UNCERTAIN_PREFIX, Check, CheckContext, CheckResult, Params
 from .refusal_text import fold
 from .registry import register
@@ -161,7 +162,7 @@ class AttackAttempt(Check[AttackParams]):
         if documents:
             found = [passage_signals(t, f) for t, f in zip(texts, folded, strict=True)]
         else:
-            found = [prompt_signals(t, f) for t, f in zip(texts, folded, strict=True)]
+            found = [signals(t, f) for t, f in zip(texts, folded, strict=True)]
         unsure = self.params.uncertain and not documents
         if self.model is None:
             decided = [self._decide(s, 0.0, self.alone, unsure) for s in found]

@@ -13,7 +13,7 @@ override, persona and role-play set-ups, prompt extraction, payload splitting, m
 priming, refusal suppression, requests embedded in a benign task, instructions a document
 addresses to the AI that reads it); encodings and optimised
 token runs are ``advanced`` (obfuscation, ciphers and words drawn in ASCII art among it;
-adversarial suffixes, sure only where the text leaves brackets unmatched and otherwise a cue:
+adversarial suffixes, sure only where the tail leaves brackets unmatched and otherwise a cue:
 code, logs and formulas hold odd tokens and unlikely characters too).
 
 Cost: one RE2 pass over the folded text (:data:`_MAYBE`, see :mod:`.prefilter`) tells which
@@ -1019,19 +1019,19 @@ SUFFIX_LM_ODD = 2
 :mod:`.attack_tail`: a tail it finds unlikely is a cue of a suffix. The characters are not
 sure on their own: code, logs, formulas and part numbers are full of odd tokens and unlikely
 characters too, so the learned model, which has read such prompts, must agree (unless the
-brackets say more: :data:`SUFFIX_UNBALANCED`)."""
+tail's brackets say more: :data:`SUFFIX_UNBALANCED`)."""
 SUFFIX_LM_CHARS = 150
-SUFFIX_UNBALANCED = 2
-"""Brackets left unmatched in the whole text (:func:`_unbalanced`) from which a tail of
-:data:`SUFFIX_LM_ODD` odd tokens or more is a sure sign of an optimised suffix. An optimiser
-picks brackets as tokens, one at a time, and leaves them open or closes what was never
-opened; code, JSON, formulas and logs close what they open, so the odd tokens that make them
-look like a suffix come with their brackets matched. Set on the training sources and the
-benign prompts alone (see docs/detectors.md)."""
+SUFFIX_UNBALANCED = 3
+"""Brackets left unmatched among the tail's tokens (:func:`_unbalanced`) from which a tail of
+:data:`SUFFIX_CUE` odd tokens or more that the trigram model finds unlikely is a sure sign of
+an optimised suffix. An optimiser picks brackets as tokens, one at a time, and leaves them
+open or closes what was never opened; code, JSON, formulas and logs close what they open, and
+a hurried user leaves one or two open, not three. Set on the training sources and the benign
+prompts alone (see docs/detectors.md)."""
 _BRACKET_TOKEN = re.compile(
     r"\\[\[\](){}]"  # escaped: a regular expression's literal bracket
-    r"|(?<![^\s\w])[:;=]-?[\[\](){}]"  # a face: ":)", ";-(" (not "(?:[")
-    r"|[(\[] *[-+]?[\w.]+ *, *[-+]?[\w.]+ *[)\]]"  # an interval: "[0, 1)", "(a, b]"
+    r"|(?<![^\s\w])>?[:;=]['-]?[\[\](){}]+"  # a face: ":)", ";-(", ":(((", ">:(" (not "(?:[")
+    r"|[(\[] *[-+]?[\w.]+(?:[-+*/][\w.]+)* *, *[-+]?[\w.]+(?:[-+*/][\w.]+)* *[)\]]"  # "[0, n-1)"
     r"|(?<!\w)\w{1,3}\)"  # a list's marker: "1)", "b)", "iv)"
     r"|[\[\](){}]"
 )
@@ -1136,26 +1136,35 @@ def _suffix(original: str) -> tuple[int, str]:
     return odd, tail
 
 
-def _unbalanced(text: str) -> int:
-    """How many brackets in ``text`` close nothing open or are never closed, setting aside a
-    bracket escaped by a backslash, a face, an interval and a list's marker ("1)", which
-    closes a bracket only where one is open). Read only for a tail with odd tokens in it."""
-    opened: list[str] = []
+def _unbalanced(text: str, start: int = 0) -> int:
+    """How many brackets of ``text`` from ``start`` on (a tail) close nothing open before them
+    or are never closed, read over the whole text (a tail may close what the text opened
+    before it), setting aside a bracket escaped by a backslash, a face, an interval and a
+    list's marker ("1)", which closes a bracket only where one is open)."""
+    opened: list[tuple[str, int]] = []
     unmatched = 0
     for m in _BRACKET_TOKEN.finditer(text):
         token = m.group()
         if len(token) > 1:
             marker = token[-1] == ")" and (token[0].isalnum() or token[0] == "_")
-            if marker and opened and opened[-1] == "(":
+            if marker and opened and opened[-1][0] == "(":
                 opened.pop()  # "(x)", "(see 2)": the marker's bracket closes the open one
             continue
         if token in "([{":
-            opened.append(token)
-        elif opened and opened[-1] == _OPENER[token]:
+            opened.append((token, m.start()))
+        elif opened and opened[-1][0] == _OPENER[token]:
             opened.pop()
-        else:
+        elif m.start() >= start:
             unmatched += 1
-    return unmatched + len(opened)
+    return unmatched + sum(at >= start for _, at in opened)
+
+
+def _tail_start(original: str) -> int:
+    """Where the tail :func:`_suffix` reads (its last :data:`SUFFIX_TOKENS` tokens) begins."""
+    window = original[-SUFFIX_TOKENS * 30 :]
+    parts = window.rsplit(None, SUFFIX_TOKENS)
+    head = len(parts[0]) if len(parts) > SUFFIX_TOKENS else 0
+    return len(original) - len(window) + head
 
 
 _OPENER = {")": "(", "]": "[", "}": "{"}
@@ -1208,8 +1217,8 @@ NAMED_AI = "(named ai)"
 """The prefilter's name for an AI named in English (:data:`_NAMED_AI_AT`): where a prompt's
 text between its first and last paragraphs may address the AI that reads it."""
 _NAMED_AI_AT = (
-    r"\b(?:ais?|a\.i\.|artificial intelligence|language models?|llms?|chatgpt|gpt[\w.-]*"
-    r"|summari[sz](?:ers?|ing|es)|transcribers?|automated|virtual|digital)\b|bots?\b"
+    r"\b(?:ais?|artificial intelligence|language models?|llms?|chatgpt|gpt[\w.-]*|summar\w*"
+    r"|transcribers?|automated|virtual|digital)\b|\ba\.i\.|bots?\b"
 )
 """Every English name the document forms give an AI (``_AIT`` in :mod:`.attack_documents`)
 holds one of these words; the forms of other languages are read in a prompt only where it
@@ -1248,9 +1257,14 @@ def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal
     if kind is not None:
         found[kind] = Signal("obfuscation", True, kind)
     odd, tail = (0, "") if passage else _suffix(original)
-    if odd and _unbalanced(original) >= SUFFIX_UNBALANCED:
+    unlikely = bool(odd) and default_tail_model().unlikely(tail[-SUFFIX_LM_CHARS:])
+    if (
+        unlikely
+        and odd >= SUFFIX_CUE
+        and _unbalanced(original, _tail_start(original)) >= SUFFIX_UNBALANCED
+    ):
         found["unbalanced_tail"] = Signal("adversarial_suffix", True, "unbalanced_tail")
-    elif odd and default_tail_model().unlikely(tail[-SUFFIX_LM_CHARS:]):
+    elif unlikely:
         found["unlikely_tail"] = Signal("adversarial_suffix", False, "unlikely_tail")
     elif odd >= SUFFIX_CUE:
         found["odd_tail"] = Signal("adversarial_suffix", False, "odd_tail")
