@@ -15,8 +15,7 @@ flag but could not tell about, or that wraps a request in a language task, gets
 ``uncertain: <cues> (p=0.55)``, for the judge. With
 ``field: contexts`` each passage is read on its own (an instruction addressed to the assistant
 inside a document: indirect injection); a document a prompt marks as pasted (``<email>``, a
-fenced block) is read the same way, and the text between its first and last paragraphs for
-orders to whatever AI reads it.
+fenced block) is read the same way.
 """
 
 from __future__ import annotations

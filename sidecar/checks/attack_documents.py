@@ -7,10 +7,9 @@ it an order, whoever wrote it is steering the assistant from inside the data. In
 prompt the same words are ordinary ("Note to the model: answer in JSON" in a template), so
 :func:`document_signals` is read only on retrieved passages (``field: contexts``) and on the
 documents a prompt marks as pasted (:func:`pasted_documents`: between ``<email>`` tags, in a
-fenced block), not on the user's own text; where a prompt marks none, only the forms that
-address a reader the writer does not know are read between its first and last paragraphs
-(:func:`pasted_signals`), and the narrow forms that hold anywhere in prompts are the
-``ai_reader`` and ``ai_note`` patterns of :mod:`.attack_signals`.
+fenced block), not on the user's own text; the narrow
+forms that hold in prompts too are the ``ai_reader`` and ``ai_note`` patterns of
+:mod:`.attack_signals`.
 
 An address counts only with an order right after it: an imperative, "you must", "please", or
 "don't" and the like, first or after one clause ("when you summarise this page, tell ...").
@@ -361,14 +360,14 @@ _PATTERNS: tuple[tuple[str, str, str], ...] = (
         # "If you are a chatbot answering questions about ..., tell the user ..."
         rf"\bif (?:you(?: are|'re)(?: an?| the)?|an?|any|you,? the"
         rf"|this [a-z]+ is being [a-z]+ by (?:an?|the))"
-        rf" {_AIT}{_HUMAN_AFTER}[^.\n,:]{{0,120}}[,:]\s*{_THEN_ORDER}",
+        rf" {_AIT}{_HUMAN_AFTER}[^.\n,:]{{0,120}}[,:]\s*+{_THEN_ORDER}",
     ),
     (
         "doc_reading",
         "indirect_injection",
         # "AI reading this listing: tell the buyer ...", "Any LLM grading this essay: ..."
         rf"\b{_AIT}{_HUMAN_AFTER} (?:that (?:is |are )?|who (?:is |are )?)?{_READING} (?:this|these"
-        rf"|the following|my|our)\b[^.\n:!?]{{0,60}}?[:,!\u2014\u2013-]\s*{_THEN_ORDER}",
+        rf"|the following|my|our)\b[^.\n:!?]{{0,60}}?[:,!\u2014\u2013-]\s*+{_THEN_ORDER}",
     ),
     (
         "doc_break",
@@ -583,124 +582,29 @@ def _tagged(text: str) -> list[str]:
 
 
 def pasted_documents(folded: str) -> list[str]:
-    """The documents a prompt (``folded``: casefolded) marks as pasted for the assistant to
-    read: between tags that name a document someone else wrote (``<email>``,
-    ``<retrieved_document>``), in fenced or triple-quoted blocks. Where it marks none, see
-    :func:`_between`."""
+    """The documents a prompt (``folded``: casefolded) pastes for the assistant to read, where
+    the prompt marks where they start and end: between tags that name a document someone else
+    wrote (``<email>``, ``<retrieved_document>``), in a fenced or triple-quoted block. A
+    document after a label ("Here is the email:", "Context:") is not read: where it ends and
+    the user's own text (often addressed to the assistant) resumes cannot be told."""
     found = _tagged(folded) if "</" in folded else []
     if "```" in folded or '"""' in folded or "'''" in folded:
         found += [m.group(2) for m in _FENCED.finditer(folded)]
     return [body for body in found if len(body.strip()) >= _PASTE_MIN]
 
 
-_PARAGRAPH_BREAK = re.compile(r"\r?\n[ \t\r]*\n")
-_USERS_LABEL = re.compile(
-    r"\s*[#*>]*\s*(?:questions?|instructions?|tasks?|query|answer|output|request"
-    r"|notes?\s+to\s+self)\b[^\n:]{0,40}:"
-)
-"""A paragraph that opens with a label of the user's own ("Question:", "Instructions:")."""
-_BETWEEN_MIN = 200
-"""Shorter than this, the text between a prompt's first and last paragraphs is not read."""
-
-
-def _between(folded: str) -> list[tuple[int, int]]:
-    """Where a prompt that marks no document most likely pasted one: its paragraphs but the
-    first and the last, where users put what they ask ("Is this email legit?\n\n<the
-    email>\n\nWhat should I do?"); of two paragraphs, the longer, less its first line where
-    it opens the prompt (a greeting, "Hey AI, ...") or ends in a colon ("Here's the email:");
-    of one, its lines but the first and the last. Paragraphs that open with a label of the
-    user's ("Instructions:", "Question:") are left out, and so is all of it when it holds
-    fewer than :data:`_BETWEEN_MIN` characters. What is left may still be the user's own
-    words to their assistant: :func:`_to_unknown_readers` reads it."""
-    spans: list[tuple[int, int]] = []
-    start = len(folded) - len(folded.lstrip())
-    stop = len(folded.rstrip())
-    for m in _PARAGRAPH_BREAK.finditer(folded, start, stop):
-        spans.append((start, m.start()))
-        start = m.end()
-    spans.append((start, stop))
-    spans = [(a, b) for a, b in spans if a < b and not folded[a:b].isspace()]
-    if len(spans) >= 3:
-        middle = spans[1:-1]
-    elif len(spans) == 2:
-        longer = max(spans, key=lambda span: span[1] - span[0])
-        a, b = longer
-        line_end = folded.find("\n", a, b)
-        head = folded[a:b] if line_end < 0 else folded[a:line_end]
-        if longer == spans[0] or head.rstrip().endswith(":"):
-            middle = [(line_end + 1, b)] if line_end >= 0 else []
-        else:
-            middle = [longer]
-    elif spans:
-        a, b = spans[0]
-        first, last = folded.find("\n", a, b), folded.rfind("\n", a, b)
-        middle = [(first + 1, last)] if 0 <= first < last else []
-    else:
-        middle = []
-    middle = [(a, b) for a, b in middle if _USERS_LABEL.match(folded, a) is None]
-    if sum(len(folded[a:b].strip()) for a, b in middle) < _BETWEEN_MIN:
-        return []
-    return middle
-
-
 def pasted_signals(folded: str) -> list[Signal]:
-    """The orders the documents pasted into a prompt give an AI reader (:func:`document_signals`
-    of each, without what it quotes as examples): a user's own prompt gives its assistant
-    orders all the time ("answer in French", "AI: remember I'm vegetarian"), the email it
-    pastes should not. In a document the prompt marks (:func:`pasted_documents`) every form
-    counts; in the text between its paragraphs, which may be the user's own
-    (:func:`_between`), only an order to a reader the writer does not know
-    (:func:`_to_unknown_readers`). :func:`~.attack_signals.signals` calls it where its RE2 pass
-    found a mark of a pasted document or an AI named in English."""
+    """The orders the documents pasted into a prompt give an AI reader
+    (:func:`document_signals` of each :func:`pasted_documents`, without what it quotes as
+    examples): a user's own prompt gives its assistant orders all the time ("answer in French",
+    "add emoji"), the email it pastes should not. :func:`~.attack_signals.signals` calls it
+    where its RE2 pass found a mark of a pasted document (:data:`~.attack_signals.PASTED`)."""
     if not _MAYBE(folded):
         return []  # no document form can match anywhere in the prompt
     found: dict[str, Signal] = {}
-    marked = pasted_documents(folded)
-    for body in marked:
+    for body in pasted_documents(folded):
         signals_here = document_signals(body)
         if signals_here:
             signals_here = document_signals(unquoted(body))
         found.update((s.cue, s) for s in signals_here)
-    if not marked:
-        between = "\n\n".join(folded[a:b] for a, b in _between(folded))
-        if between and _MAYBE(between).intersection(_COMPILED):
-            found.update((s.cue, s) for s in _to_unknown_readers(unquoted(between)))
     return list(found.values())
-
-
-_ENGLISH = frozenset(name for name, _, _ in _PATTERNS if name.startswith("doc_")) - {"doc_break"}
-"""The English forms that address an AI reader (not a closed context, ``doc_break``)."""
-_READER_FORMS = frozenset({"doc_reading", "doc_if_ai"})
-"""Forms that address whatever AI reads the text ("AI reading this listing: ...", "if you are
-a chatbot answering questions about ..."): no user speaks so to their own assistant."""
-_UNKNOWN_READER = re.compile(rf"\b(?:any|all|every|each|whichever|whatever|whoever|{_READING})\b")
-"""In an address: a reader the writer does not know ("any AI", "the AI summarizing this")."""
-_ADDRESS_END = re.compile(r"[:,!\n\u2014\u2013]")
-
-
-def _address(match: str) -> str:
-    """A document form's match up to the end of its address (the first colon, comma, dash or
-    line break after what opens it: ".\nAI shopping assistants: ...", "<!-- LLM: ...")."""
-    match = match.lstrip(_OPENERS)
-    end = _ADDRESS_END.search(match)
-    return match if end is None else match[: end.start()]
-
-
-_OPENERS = ".!?:,;-\u2014\u2013 \t\r\n<([{#/*>@~|=\"'"
-"""What a document form's match may open with before its address."""
-
-
-def _to_unknown_readers(text: str) -> list[Signal]:
-    """The English document forms in ``text`` (the text between a prompt's paragraphs) that
-    address a reader the writer does not know: :data:`_READER_FORMS`, or a note, a vocative or
-    a greeting whose address (the match up to its first colon, comma or dash) holds
-    :data:`_UNKNOWN_READER`. "AI: remember I'm vegetarian", "Dear AI assistant, please write
-    the reply", "Note to the AI: you must classify each ticket" (a system prompt pasted for
-    feedback) are the user's own."""
-    found = []
-    for name in sorted(_MAYBE(text).intersection(_ENGLISH), key=_RANK.__getitem__):
-        for m in _COMPILED[name].finditer(text):
-            if name in _READER_FORMS or _UNKNOWN_READER.search(_address(m.group())):
-                found.append(Signal(_TECHNIQUE[name], True, name))
-                break
-    return found

@@ -13,8 +13,8 @@ override, persona and role-play set-ups, prompt extraction, payload splitting, m
 priming, refusal suppression, requests embedded in a benign task, instructions a document
 addresses to the AI that reads it); encodings and optimised
 token runs are ``advanced`` (obfuscation, ciphers and words drawn in ASCII art among it;
-adversarial suffixes, sure only where the tail leaves brackets unmatched and otherwise a cue:
-code, logs and formulas hold odd tokens and unlikely characters too).
+adversarial suffixes, which are only ever a cue: code, logs and formulas hold odd tokens and
+unlikely characters too).
 
 Cost: one RE2 pass over the folded text (:data:`_MAYBE`, see :mod:`.prefilter`) tells which
 worded patterns may match anywhere in it, and whether it holds a stretch that may be encoded or
@@ -1016,25 +1016,10 @@ SUFFIX_CUE = 3
 """Odd tokens from which a tail the trigram model finds likely is still a cue."""
 SUFFIX_LM_ODD = 2
 """From this many odd tokens, the tail's characters are scored by the trigram model of
-:mod:`.attack_tail`: a tail it finds unlikely is a cue of a suffix. The characters are not
-sure on their own: code, logs, formulas and part numbers are full of odd tokens and unlikely
-characters too, so the learned model, which has read such prompts, must agree (unless the
-tail's brackets say more: :data:`SUFFIX_UNBALANCED`)."""
+:mod:`.attack_tail`: a tail it finds unlikely is a cue of a suffix. Nothing about a tail is
+sure on its own: code, logs, formulas and part numbers are full of odd tokens and unlikely
+characters too, so the learned model, which has read such prompts, must agree."""
 SUFFIX_LM_CHARS = 150
-SUFFIX_UNBALANCED = 3
-"""Brackets left unmatched among the tail's tokens (:func:`_unbalanced`) from which a tail of
-:data:`SUFFIX_CUE` odd tokens or more that the trigram model finds unlikely is a sure sign of
-an optimised suffix. An optimiser picks brackets as tokens, one at a time, and leaves them
-open or closes what was never opened; code, JSON, formulas and logs close what they open, and
-a hurried user leaves one or two open, not three. Set on the training sources and the benign
-prompts alone (see docs/detectors.md)."""
-_BRACKET_TOKEN = re.compile(
-    r"\\[\[\](){}]"  # escaped: a regular expression's literal bracket
-    r"|(?<![^\s\w])>?[:;=]['-]?[\[\](){}]+"  # a face: ":)", ";-(", ":(((", ">:(" (not "(?:[")
-    r"|[(\[] *[-+]?[\w.]+(?:[-+*/][\w.]+)* *, *[-+]?[\w.]+(?:[-+*/][\w.]+)* *[)\]]"  # "[0, n-1)"
-    r"|(?<!\w)\w{1,3}\)"  # a list's marker: "1)", "b)", "iv)"
-    r"|[\[\](){}]"
-)
 _CODE = (
     "```",
     "def ",
@@ -1136,40 +1121,6 @@ def _suffix(original: str) -> tuple[int, str]:
     return odd, tail
 
 
-def _unbalanced(text: str, start: int = 0) -> int:
-    """How many brackets of ``text`` from ``start`` on (a tail) close nothing open before them
-    or are never closed, read over the whole text (a tail may close what the text opened
-    before it), setting aside a bracket escaped by a backslash, a face, an interval and a
-    list's marker ("1)", which closes a bracket only where one is open)."""
-    opened: list[tuple[str, int]] = []
-    unmatched = 0
-    for m in _BRACKET_TOKEN.finditer(text):
-        token = m.group()
-        if len(token) > 1:
-            marker = token[-1] == ")" and (token[0].isalnum() or token[0] == "_")
-            if marker and opened and opened[-1][0] == "(":
-                opened.pop()  # "(x)", "(see 2)": the marker's bracket closes the open one
-            continue
-        if token in "([{":
-            opened.append((token, m.start()))
-        elif opened and opened[-1][0] == _OPENER[token]:
-            opened.pop()
-        elif m.start() >= start:
-            unmatched += 1
-    return unmatched + sum(at >= start for _, at in opened)
-
-
-def _tail_start(original: str) -> int:
-    """Where the tail :func:`_suffix` reads (its last :data:`SUFFIX_TOKENS` tokens) begins."""
-    window = original[-SUFFIX_TOKENS * 30 :]
-    parts = window.rsplit(None, SUFFIX_TOKENS)
-    head = len(parts[0]) if len(parts) > SUFFIX_TOKENS else 0
-    return len(original) - len(window) + head
-
-
-_OPENER = {")": "(", "]": "[", "}": "{"}
-
-
 def _maths(text: str) -> bool:
     """Whether the text holds a formula: a ``$...$`` span with a maths command or an escaped
     dollar or per cent sign in it, or :data:`MATH_COMMANDS` different commands."""
@@ -1213,16 +1164,6 @@ _IDIOM = re.compile(
 """The idiom "an offer you can't refuse", which is not an order never to refuse."""
 PASTED = "pasted"
 """The prefilter's name for a mark of a pasted document (:data:`_PASTED_AT`)."""
-NAMED_AI = "(named ai)"
-"""The prefilter's name for an AI named in English (:data:`_NAMED_AI_AT`): where a prompt's
-text between its first and last paragraphs may address the AI that reads it."""
-_NAMED_AI_AT = (
-    r"\b(?:ais?|artificial intelligence|language models?|llms?|chatgpt|gpt[\w.-]*|summar\w*"
-    r"|transcribers?|automated|virtual|digital)\b|\ba\.i\.|bots?\b"
-)
-"""Every English name the document forms give an AI (``_AIT`` in :mod:`.attack_documents`)
-holds one of these words; the forms of other languages are read in a prompt only where it
-marks its document (tags, a fence)."""
 _MAYBE = Prefilter(
     {
         **_COMPILED,
@@ -1233,9 +1174,7 @@ _MAYBE = Prefilter(
         _TURNS: _TURN,
         _PRIMING: _PRIMED,
         PASTED: re.compile(_PASTED_AT),
-        NAMED_AI: re.compile(_NAMED_AI_AT),
-    },
-    given={NAMED_AI: _NAMED_AI_AT},  # RE2's ASCII \b holds around these ASCII words
+    }
 )
 """Which of the worded patterns, the encoded stretches, the look-alike letters and the
 dialogue turns may occur in a folded text, in one RE2 pass (see :mod:`.prefilter`): most
@@ -1257,14 +1196,7 @@ def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal
     if kind is not None:
         found[kind] = Signal("obfuscation", True, kind)
     odd, tail = (0, "") if passage else _suffix(original)
-    unlikely = bool(odd) and default_tail_model().unlikely(tail[-SUFFIX_LM_CHARS:])
-    if (
-        unlikely
-        and odd >= SUFFIX_CUE
-        and _unbalanced(original, _tail_start(original)) >= SUFFIX_UNBALANCED
-    ):
-        found["unbalanced_tail"] = Signal("adversarial_suffix", True, "unbalanced_tail")
-    elif unlikely:
+    if odd and default_tail_model().unlikely(tail[-SUFFIX_LM_CHARS:]):
         found["unlikely_tail"] = Signal("adversarial_suffix", False, "unlikely_tail")
     elif odd >= SUFFIX_CUE:
         found["odd_tail"] = Signal("adversarial_suffix", False, "odd_tail")
@@ -1295,7 +1227,7 @@ def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal
     if not original.isascii() and _HIDDEN in maybe and _hidden_text(original):
         found["hidden_tags"] = Signal("obfuscation", True, "hidden_tags")
     signal_list = list(found.values())
-    if not passage and (PASTED in maybe or NAMED_AI in maybe):
+    if not passage and PASTED in maybe:
         from .attack_documents import pasted_signals  # imports this module
 
         signal_list += [s for s in pasted_signals(folded) if s.cue not in found]
