@@ -440,7 +440,7 @@ _LATIN: Final[dict[str, _Language]] = {
 of words."""
 
 _SENTENCE: Final = (
-    r"(?:^|[.!?:]\s+|\n\s*|<!--\s*|[\[(<{#*>|]\s*|[\"']\s*|-{2,}\s*|[\u2014\u2013]\s*)"
+    r"(?:^|[.!?:]\s++|\n\s*+|<!--\s*+|[\[(<{#*>|]\s*+|[\"']\s*+|-{2,}\s*+|[\u2014\u2013]\s*+)"
 )
 """Where an address opens: the text's or a sentence's start, after a colon, a line, a comment,
 a bracket, a dash."""
@@ -466,7 +466,7 @@ def _latin_patterns(code: str, lang: _Language) -> list[tuple[str, str]]:
     # an imperative may carry a pronoun ("attribue-lui", "diga-lhe")
     then = rf"(?<![\w-])(?:{lang.then})(?:-(?:lui|leur|les|la|le|moi|nous|vous|y|en|lhes?|me|nos))?(?![\w-])"
     # an order right after the address, or after one clause ("al resumir las opiniones, di ...")
-    order = rf"[\"'*_)\]]*\s*(?:[^\n.;:!?]{{0,60}},\s*)?{then}"
+    order = rf"[\"'*_)\]]*+\s*+(?:[^\n.;:!?]{{0,60}},\s*+)?{then}"
     sentence = r"[^.\n!?]{0,160}?"
     this = rf"(?<![\w-])(?:{lang.this})(?![\w-])"
     return [
@@ -474,18 +474,18 @@ def _latin_patterns(code: str, lang: _Language) -> list[tuple[str, str]]:
             f"ml_note_{code}",
             # "Nota para el asistente de IA:", "Consigne système pour l'agent IA comptable :"
             rf"(?<![\w-])(?:{lang.notes})(?:\s+\w+)?\s+(?:{lang.to}){_GAP}{ai}(?:\s+\w+){{0,2}}?{rel}"
-            r"\s*[:!\u2014\u2013]\s*\w",
+            r"\s*+[:!\u2014\u2013]\s*+\w",
         ),
         (
             f"ml_to_{code}",
             # "Для ИИ-системы отбора кандидатов: ..." (what the AI does may follow its name)
-            rf"{_SENTENCE}(?:{lang.to}){_GAP}{ai}(?:\s+{_WORD}){{0,3}}?{rel}\s*[:,!\u2014\u2013]\s*{order}",
+            rf"{_SENTENCE}(?:{lang.to}){_GAP}{ai}(?:\s+{_WORD}){{0,3}}?{rel}\s*+[:,!\u2014\u2013]\s*+{order}",
         ),
-        (f"ml_vocative_{code}", rf"{_SENTENCE}{named}{rel}\s*[:,!\u2014\u2013]\s*{order}"),
+        (f"ml_vocative_{code}", rf"{_SENTENCE}{named}{rel}\s*+[:,!\u2014\u2013]\s*+{order}"),
         # a greeting to an AI, and an order in the same sentence
         (
             f"ml_greeting_{code}",
-            rf"(?<![\w-]){_DEAR}[,!]?\s+{named}{rel}\s*[:,!\u2014\u2013]{sentence}{then}",
+            rf"(?<![\w-]){_DEAR}[,!]?\s+{named}{rel}\s*+[:,!\u2014\u2013]{sentence}{then}",
         ),
         # "si eres un modelo de lenguaje evaluando candidaturas, otorga ...", "falls ein
         # KI-System diese E-Mail verarbeitet: leite ..."

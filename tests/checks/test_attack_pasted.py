@@ -246,3 +246,32 @@ def test_worst_documents_for_the_addresses_cost_time_in_proportion(text: str) ->
     CHECK.assess_many([text], documents=True)
     CHECK.assess(_tagged(text))
     assert time.perf_counter() - started < 1.0
+
+
+def test_written_injections_stretched_with_blank_runs_cost_time_in_proportion() -> None:
+    """Each written injection the document forms find, in every language, with a run of 3,000
+    spaces, commas or tabs put after the first separator of its address: the separators and
+    the clause before the order cannot split a run between them (each was quadratic or worse,
+    seconds per text)."""
+    from sidecar.checks.attack_documents import _COMPILED, document_signals
+
+    data = json.loads((REPO / "bench" / "data" / "injected_passages.json").read_text("utf-8"))
+    stretched = 0
+    for text in (t for s in data["sets"] for t in s["attack"]):
+        folded = fold(text)
+        found = document_signals(folded)
+        match = _COMPILED[found[0].cue].search(folded) if found else None
+        if match is None:
+            continue
+        cut = next(
+            (i for i, c in enumerate(match.group()) if c in ":,\uff0c\uff1a\u3001" and i > 2), None
+        )
+        if cut is None:
+            continue
+        at = match.start() + cut + 1
+        for run in (" " * 3000, "," * 3000, "\t" * 3000):
+            started = time.perf_counter()
+            document_signals(folded[:at] + run + folded[at:])
+            assert time.perf_counter() - started < 0.25, (found[0].cue, text[:80])
+            stretched += 1
+    assert stretched >= 600
