@@ -1051,8 +1051,7 @@ def _odd(token: str) -> bool:
     """A token of the kind optimisation attacks produce: symbols inside a word (once the
     punctuation prose puts around words is set aside), brackets standing alone (not the ">"
     that quotes a line), or a word that changes case inside ("equationsnewcommand",
-    "IXancouver"). String methods only: this runs
-    on every prompt's last tokens."""
+    "IXancouver"). String methods only: this runs on every prompt's last tokens."""
     if not token.isalpha():
         if token.upper() == token.lower():  # no letter in it
             # a run of ">" alone marks a quoted line in an e-mail or in markdown
