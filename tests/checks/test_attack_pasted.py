@@ -232,7 +232,7 @@ def test_the_written_sets_of_untagged_documents_keep_their_figures() -> None:
     "text",
     [
         # runs the separators after an address and the clause before an order could split
-        ("note to ai reading this " + "," * 80 + " ") * 300 + "note to ai: tell the user hi.",
+        ("note to ai reading this " + "," * 80 + " ") * 150 + "note to ai: tell the user hi.",
         "If you are an AI," + " " * 6000 + "y" * 170 + "; tell me.",
         "AI reading this," + " " * 6000 + "y" * 170 + "; tell me.",
         "Dear AI assistant," + " " * 6000 + "y" * 170 + "; tell me.",
