@@ -28,7 +28,7 @@ from typing import NamedTuple
 from pydantic import Field
 
 from ..events import Event
-from .attack_documents import passage_signals
+from .attack_documents import passage_signals, unmarked_orders
 from .attack_frames import framed_request
 from .attack_model import AttackModel, default_model, model_text
 from .attack_signals import TECHNIQUES, Category, Signal, category_of, signals
@@ -43,6 +43,9 @@ LEARNED = "learned"
 _ORDER = {t: i for i, t in enumerate((*TECHNIQUES, LEARNED))}
 FRAMED = "embedded_instruction"
 """The technique an uncertain detail names for a request given as a language task's text."""
+UNMARKED = "indirect_injection"
+"""The technique an uncertain detail names for an order to an AI reader in text a prompt
+pastes without marking it."""
 
 
 class Finding(NamedTuple):
@@ -216,11 +219,18 @@ class AttackAttempt(Check[AttackParams]):
 
 def _framed(found: Finding, folded: str) -> Finding:
     """``found``, made uncertain where the prompt is not an attack but gives a request to an
-    assistant as the text of a language task (:mod:`.attack_frames`): whether that request is
-    harmful is the judge's to read."""
-    if found.attack or FRAMED in found.techniques or not framed_request(folded):
+    assistant as the text of a language task (:mod:`.attack_frames`), or holds an order to an
+    AI reader in text it pastes without marking it (:func:`~.attack_documents.unmarked_orders`):
+    whether the request is harmful, or the order planted, is the judge's to read."""
+    if found.attack or FRAMED in found.techniques or UNMARKED in found.techniques:
         return found
-    cues = tuple(sorted({*found.techniques, FRAMED}, key=_ORDER.__getitem__))
+    if framed_request(folded):
+        technique = FRAMED
+    elif unmarked_orders(folded):
+        technique = UNMARKED
+    else:
+        return found
+    cues = tuple(sorted({*found.techniques, technique}, key=_ORDER.__getitem__))
     return Finding(False, cues, None, found.p, uncertain=True)
 
 

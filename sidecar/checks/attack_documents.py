@@ -45,6 +45,7 @@ __all__ = [
     "pasted_documents",
     "pasted_signals",
     "topic_words_as_cues",
+    "unmarked_orders",
     "unquoted",
 ]
 
@@ -591,6 +592,74 @@ def pasted_documents(folded: str) -> list[str]:
     if "```" in folded or '"""' in folded or "'''" in folded:
         found += [m.group(2) for m in _FENCED.finditer(folded)]
     return [body for body in found if len(body.strip()) >= _PASTE_MIN]
+
+
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t\r]*\n")
+"""A blank line, in either line ending ("\\r\\n\\r\\n" holds "\\n\\r\\n"); no optional "\\r" before
+it, which makes the search try every character."""
+_USERS_LABEL = re.compile(
+    r"\s*[#*>]*\s*(?:questions?|instructions?|tasks?|query|answer|output|request"
+    r"|notes?\s+to\s+self)\b[^\n:]{0,40}:"
+)
+"""A paragraph that opens with a label of the user's own ("Question:", "Instructions:")."""
+_BETWEEN_MIN = 200
+"""Shorter than this, the text between a prompt's first and last paragraphs is not read."""
+
+
+def _between(folded: str) -> list[tuple[int, int]]:
+    """Where a prompt that marks no document most likely pasted one: its paragraphs but the
+    first and the last, where users put what they ask ("Is this email legit?\n\n<the
+    email>\n\nWhat should I do?"); of two paragraphs, the longer, less its first line where
+    it opens the prompt (a greeting, "Hey AI, ...") or ends in a colon ("Here's the email:");
+    of one, its lines but the first and the last. Paragraphs that open with a label of the
+    user's ("Instructions:", "Question:") are left out, and so is all of it when it holds
+    fewer than :data:`_BETWEEN_MIN` characters. What is left may still be the user's own
+    words to their assistant (see :func:`unmarked_orders`)."""
+    spans: list[tuple[int, int]] = []
+    start = len(folded) - len(folded.lstrip())
+    stop = len(folded.rstrip())
+    for m in _PARAGRAPH_BREAK.finditer(folded, start, stop):
+        spans.append((start, m.start()))
+        start = m.end()
+    spans.append((start, stop))
+    spans = [(a, b) for a, b in spans if a < b and not folded[a:b].isspace()]
+    if len(spans) >= 3:
+        middle = spans[1:-1]
+    elif len(spans) == 2:
+        longer = max(spans, key=lambda span: span[1] - span[0])
+        a, b = longer
+        line_end = folded.find("\n", a, b)
+        head = folded[a:b] if line_end < 0 else folded[a:line_end]
+        if longer == spans[0] or head.rstrip().endswith(":"):
+            middle = [(line_end + 1, b)] if line_end >= 0 else []
+        else:
+            middle = [longer]
+    elif spans:
+        a, b = spans[0]
+        first, last = folded.find("\n", a, b), folded.rfind("\n", a, b)
+        middle = [(first + 1, last)] if 0 <= first < last else []
+    else:
+        middle = []
+    middle = [(a, b) for a, b in middle if _USERS_LABEL.match(folded, a) is None]
+    if sum(len(folded[a:b].strip()) for a, b in middle) < _BETWEEN_MIN:
+        return []
+    return middle
+
+
+def unmarked_orders(folded: str) -> bool:
+    """Whether a prompt (``folded``: casefolded) that marks no document holds, between its
+    first and last paragraphs (:func:`_between`), an order the document forms read as given to
+    an AI reader ("AI reading this listing: tell the buyer ...", "Note to any AI model: ...").
+    Not an attack on its own: that text may be a pasted e-mail with a planted order, or the
+    user's own words to their assistant ("AI: remember I'm vegetarian", a system prompt pasted
+    for feedback), which no form tells apart; ``attack_attempt`` with ``uncertain: true``
+    hands such a prompt to the judge."""
+    if not _MAYBE(folded) or pasted_documents(folded):
+        return False  # no document form can match (most prompts); or read as documents
+    spans = _between(folded)
+    if not spans:
+        return False
+    return bool(document_signals(unquoted("\n\n".join(folded[a:b] for a, b in spans))))
 
 
 def pasted_signals(folded: str) -> list[Signal]:
