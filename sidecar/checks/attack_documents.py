@@ -608,8 +608,8 @@ _BETWEEN_MIN = 200
 
 def _between(folded: str) -> list[tuple[int, int]]:
     """Where a prompt that marks no document most likely pasted one: its paragraphs but the
-    first and the last, where users put what they ask ("Is this email legit?\n\n<the
-    email>\n\nWhat should I do?"); of two paragraphs, the longer, less its first line where
+    first and the last, where users put what they ask ("Is this email legit?", the e-mail,
+    "What should I do?"); of two paragraphs, the longer, less its first line where
     it opens the prompt (a greeting, "Hey AI, ...") or ends in a colon ("Here's the email:");
     of one, its lines but the first and the last. Paragraphs that open with a label of the
     user's ("Instructions:", "Question:") are left out, and so is all of it when it holds
