@@ -23,8 +23,8 @@ addresses to the reader.
 
 Passages in twelve other languages are read by the forms of :mod:`.attack_languages`. What a
 passage quotes as an example ("phrases such as "ignore previous instructions"") is its topic,
-not an order to its reader (:func:`unquoted`), and so is the word "jailbreak" in a glossary
-(:func:`topic_words_as_cues`); :func:`passage_signals` reads a passage with all of these.
+not an order to its reader (:func:`unquoted`); :func:`passage_signals` reads a passage with
+all of these.
 
 Cost: an RE2 pass (the patterns' prefilters in one set, as for the worded signals, and each
 other language's gates) says whether any pattern may match; most passages stop there.
@@ -44,7 +44,6 @@ __all__ = [
     "passage_signals",
     "pasted_documents",
     "pasted_signals",
-    "topic_words_as_cues",
     "unmarked_orders",
     "unquoted",
 ]
@@ -442,20 +441,6 @@ _CITED_AFTER = re.compile(
 """Words after a quotation that make it an example (in languages that put them there)."""
 
 
-_DAN_BY_NAME = re.compile(r"\bdo anything now\b|\bdeveloper mode (?:enabled|output|on)\b")
-
-
-def topic_words_as_cues(found: list[Signal], folded: str) -> list[Signal]:
-    """The prompt signals of a passage (``folded``: the text they were read in), with those a
-    document sets off by naming its topic made cues: the word "jailbreak" (the ``dan`` pattern
-    with neither "do anything now" nor an enabled developer mode) is a sure sign in a prompt,
-    and what a glossary, a security article or terms of service that forbid jailbreaks are
-    about."""
-    if not any(s.cue == "dan" and s.sure for s in found) or _DAN_BY_NAME.search(folded):
-        return found
-    return [Signal(s.technique, False, s.cue) if s.cue == "dan" else s for s in found]
-
-
 def unquoted(folded: str) -> str:
     """``folded`` with the quotations it cites as examples blanked: a security article that
     quotes "ignore previous instructions", a training that shows what a planted note looks
@@ -489,17 +474,17 @@ def unquoted(folded: str) -> str:
 def passage_signals(original: str, folded: str) -> list[Signal]:
     """Every signal of a retrieved passage (``folded``: it casefolded): the prompt signals
     but the reading of its tail (a passage's odd tail is code, a table or a log far more often
-    than an optimised suffix, which attackers type into prompts), with the words that name its
-    topic as cues (:func:`topic_words_as_cues`), and the orders it gives an AI reader
+    than an optimised suffix, which attackers type into prompts), and the orders it gives an AI
+    reader
     (:func:`document_signals`). Where one is sure, the passage is read again without the
     quotations it cites as examples (:func:`unquoted`): most passages have no sure signal and
     pay nothing for that."""
-    found = topic_words_as_cues(signals(original, folded, passage=True), folded)
+    found = signals(original, folded, passage=True)
     found += document_signals(folded)
     if any(s.sure for s in found):
         plain = unquoted(folded)
         if plain is not folded:
-            found = topic_words_as_cues(signals(original, plain, passage=True), plain)
+            found = signals(original, plain, passage=True)
             found += document_signals(plain)
     return found
 

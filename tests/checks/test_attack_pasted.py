@@ -356,9 +356,9 @@ def test_the_written_sets_of_untagged_documents_keep_their_figures() -> None:
         for r, f in zip(s["rows"], found, strict=True):
             flagged[(s["name"], r["kind"])] += f.attack
             unmarked[(s["name"], r["kind"])] += UNMARKED in f.techniques
-    assert flagged[("labelled_b", "addressed")] >= 10
+    assert flagged[("labelled_b", "addressed")] >= 9
     assert unmarked[("labelled_b", "addressed")] >= 50
-    assert flagged[("labelled_b", "near_miss")] <= 4
+    assert flagged[("labelled_b", "near_miss")] <= 3
     assert flagged[("labelled_a", "ordinary")] <= 2
     for kind in ("near_miss", "plain"):
         assert unmarked[("labelled_b", kind)] == 0
