@@ -726,7 +726,7 @@ _SURE_WHEN = {
             r"|warns? (?:the )?users?\b|warns? (?:me|them|anyone)\b[^.\n]{0,40}\b(?:moral|ethic"
             r"|legal|illegal|danger|harm|consequence|safety|principle)"
             r"|say (?:that you can't|you can't|that you cannot|i can't|i'm sorry))"
-            r"|(?<!\bi )(?<!\bwe )\bnever (?:ever )?refuse\s*(?:[.,;!)\]\n]|$)",
+            rf"|(?<!\bi )(?<!\bwe )\b{_NEVER} (?:ever )?(?:refuse|decline)\s*(?:[.,;!)\]\n\d]|$)",
         ),
         # earlier or all instructions dropped; not "skip the instructions for Windows", "forget
         # the previous instructions (I gave you) about the font" (a user correcting their own
@@ -746,7 +746,13 @@ _SURE_WHEN = {
         ),
         # the jailbreak's own name or its output marker; not the word "jailbreak" (an iPhone,
         # a console, a security question) or a phone's developer mode
-        ("dan", r"\bdo anything now\b|\bdeveloper mode output\b"),
+        (
+            "dan",
+            r"\bdo anything now\b|\bdeveloper mode output\b|\bjailbr(?:oken|eak) (?:mode|persona)\b"
+            r"|\bjailbroken (?:version of )?(?:yourself|you)\b|\bjailbroke you\b|\[jailbreak\]"
+            r"|\b(?:you(?:'ve| have| are| were)|as if you(?:'ve| have)?) (?:now |been |(?:been )?"
+            r"successfully )*jailbr(?:oken|eak)",
+        ),
         # an interrupt that orders a new output; not "new instructions: make it shorter"
         (
             "override_new",
@@ -768,6 +774,9 @@ _SURE_WHEN = {
             r"\b(?:begin|start|open|preface|lead)\w* (?:\w+ )?(?:your|the) (?:\w+ )?(?:response"
             r"|reply|answer|output)s?\b|\byour (?:\w+ )?(?:response|reply|answer|output)s? "
             r"(?:\w+ ){0,3}(?:begin|start|open)"
+            r"|\b(?:respond|reply|answer)\w* (?:\w+ )?(?:starting|beginning|opening) with\b"
+            r"|(?:^|[.!?\n]\s*)(?:start|begin) with\W{0,3}(?:sure|certainly|absolutely|of course)"
+            r"\W{1,3}here"
             r"|\b(?:begin|start|open) (?:by (?:saying|writing|stating|replying|responding"
             r"|answering)|your \w+ with)\b"
             # or a text to write that opens with the words an answer complies with
@@ -778,7 +787,8 @@ _SURE_WHEN = {
         (
             "told_before",
             r"\bwhat (?:exactly )?(?:were|was) you (?:told|instructed|given)\b"
-            r"|\bwrote your (?:system )?prompt\b",
+            r"|\bwrote your (?:system )?prompt\b|\brepeat everything (?:above|before) this"
+            r" (?:message|line)\b",
         ),
     )
 }
