@@ -1,4 +1,4 @@
-"""How well ``attack_attempt`` reads two kinds of prompt the public sources here lack.
+"""How well ``attack_attempt`` reads kinds of prompt the public sources here lack.
 
 ``bench/data/written_prompts.json`` holds prompts the project wrote (DATA.md):
 
@@ -12,6 +12,9 @@
 * ``framed_*``: a harmful request given as the text of a benign language task (translate,
   proofread, count the words ...); the near misses put everyday and risky-sounding harmless
   requests, text that is not a request, and kind requests about groups in the same frames.
+* ``nearmiss_*``: ordinary prompts, all benign, in the vocabulary of jailbreaks ("I can't
+  refuse my boss", "how do I jailbreak my Switch", a support macro that opens with "Sure,
+  here is", security articles that quote attacks).
 
 For each set this prints, per kind of row, how many the check flags, and of the others how
 many it would hand to the judge as uncertain with ``uncertain: true`` (a framed request is
