@@ -475,10 +475,9 @@ def passage_signals(original: str, folded: str) -> list[Signal]:
     """Every signal of a retrieved passage (``folded``: it casefolded): the prompt signals
     but the reading of its tail (a passage's odd tail is code, a table or a log far more often
     than an optimised suffix, which attackers type into prompts), and the orders it gives an AI
-    reader
-    (:func:`document_signals`). Where one is sure, the passage is read again without the
-    quotations it cites as examples (:func:`unquoted`): most passages have no sure signal and
-    pay nothing for that."""
+    reader (:func:`document_signals`). Where one is sure, the passage is read again without
+    the quotations it cites as examples (:func:`unquoted`): most passages have no sure signal
+    and pay nothing for that."""
     found = signals(original, folded, passage=True)
     found += document_signals(folded)
     if any(s.sure for s in found):
