@@ -818,8 +818,9 @@ _ABOUT_THE_ASSISTANT = (
 """What instructions are about when they are the assistant's own ("ignore all previous
 instructions about safety"), not the user's ("... about the font")."""
 _TO_ANSWER = (
-    r"(?: to (?:answer|respond|reply|comply|generate|write|provide|give|fulfil+|obey|follow)\b"
+    r" to (?:answer|respond|reply|comply|generate|write|provide|give|fulfil+|obey|follow)\b"
 )
+"""What an order never to refuse to do is about: answering."""
 _SURE_WHEN: dict[str, tuple[_Core, ...]] = {
     # an order given to the assistant (after what :func:`_addressed` reads) never to refuse a
     # request or to answer, or to warn "the user" (the assistant's word); not "don't apologise,
@@ -829,9 +830,10 @@ _SURE_WHEN: dict[str, tuple[_Core, ...]] = {
         _core(
             r"(?:never|do not|don't) (?:ever )?(?:refuse|decline)\s{0,3}(?:[.,;:!)\]\n\d\"'*]|and\b"
             r"|or\b|$)"
-            rf"|{_NEVER} (?:ever )?(?:(?:refuse|decline){_TO_ANSWER}| (?:(?:a|an|any|all|every"
-            r"|the|my|the user'?s?|users'?|user|such|these) )?(?:\w+ )?(?:requests?|questions?"
-            r"|prompts?|quer(?:y|ies)|commands?|orders?|anything)\b)|warn (?:the )?users?\b"
+            rf"|{_NEVER} (?:ever )?(?:(?:refuse|decline)(?:{_TO_ANSWER}| (?:(?:a|an|any|all"
+            r"|every|the|my|the user'?s?|users'?|user|such|these) )?(?:\w+ )?(?:requests?"
+            r"|questions?|prompts?|quer(?:y|ies)|commands?|orders?|anything)\b)|warn (?:the )?"
+            r"users?\b"
             r"|warn (?:me|them|anyone)\b[^.\n]{0,40}\b(?:moral|ethic|legal|illegal|danger|harm"
             r"|consequence|safety|principle)|say no(?: to (?:me|anything|any\b|my\b)|\s{0,3}"
             r"(?:[.,;!\n]|$))|say (?:that you can't|you can't|that you cannot|i can't|i'm sorry))",
