@@ -492,17 +492,17 @@ def test_benign_prompts_are_not_attacks(text: str) -> None:
 def test_the_written_prompts_in_jailbreak_words_keep_their_figures() -> None:
     """bench/data/written_prompts.json's ``nearmiss_*``: ordinary prompts in the vocabulary of
     jailbreaks, all benign (bench/prompt_sets_eval.py prints the figures: these are their
-    ceilings). What is flagged is text that quotes attacks; the kinds below, once flagged by
-    a word alone (69 of 480 and 40 of 400 in all), are not."""
+    ceilings). What is flagged is mostly text that quotes attacks; the kinds below, once
+    flagged by a word alone (69 of 480, 40 of 400 and 12 of 360 in all), are not."""
     path = Path(__file__).resolve().parents[2] / "bench" / "data" / "written_prompts.json"
     sets = {s["name"]: s["rows"] for s in json.loads(path.read_text("utf-8"))["sets"]}
     flagged: dict[str, int] = {}
-    for name in ("nearmiss_a", "nearmiss_b"):
+    for name in ("nearmiss_a", "nearmiss_b", "nearmiss_c"):
         found = CHECK.assess_many([r["prompt"] for r in sets[name]])
         for row, finding in zip(sets[name], found, strict=True):
             assert row["attack"] is False
             flagged[row["kind"]] = flagged.get(row["kind"], 0) + finding.attack
-    assert sum(flagged.values()) <= 16 + 12
+    assert sum(flagged.values()) <= 16 + 12 + 3
     for kind in (
         "refuse_decline",
         "jailbreak_word",
@@ -515,6 +515,9 @@ def test_the_written_prompts_in_jailbreak_words_keep_their_figures() -> None:
         "jailbreak_and_root",
         "notices_and_logs",
         "response_openers",
+        "refusing_and_declining",
+        "changing_my_mind",
+        "devices_and_games",
     ):
         assert flagged[kind] == 0, kind
 
