@@ -31,7 +31,15 @@ from ..events import Event
 from .attack_documents import passage_signals, unmarked_orders
 from .attack_frames import framed_request
 from .attack_model import AttackModel, default_model, model_text
-from .attack_signals import TECHNIQUES, Category, Signal, category_of, signals
+from .attack_signals import (
+    REQUEST_SUFFIX,
+    REQUEST_SUFFIX_AGREE,
+    TECHNIQUES,
+    Category,
+    Signal,
+    category_of,
+    signals,
+)
 from .base import UNCERTAIN_PREFIX, Check, CheckContext, CheckResult, Params
 from .refusal_text import fold
 from .registry import register
@@ -85,6 +93,10 @@ class AttackParams(Params):
     agree: float | None = Field(default=None, ge=0.0, le=1.0)
     """The model's probability from which a cue (a signal that is not sure on its own)
     counts; default: the shipped model's."""
+    suffix_agree: float = Field(default=REQUEST_SUFFIX_AGREE, ge=0.0, le=1.0)
+    """The model's probability from which an optimised suffix after a one-line request in
+    plain words counts (``agree``, where that is lower): the shape of GCG's prompts, to which
+    the model gives less than to other cues."""
     signals_only: bool = False
     """Only sure signals call an attack (no model): fewest false positives, least recall."""
     uncertain: bool = False
@@ -187,7 +199,7 @@ class AttackAttempt(Check[AttackParams]):
             # most texts: no signal, and no model alone
             return self._unsure((), p) if unsure else Finding(False, (), None, p)
         sure = [s.technique for s in found if s.sure]
-        cued = [s.technique for s in found if not s.sure] if p >= self.agree else []
+        cued = [s.technique for s in found if not s.sure and p >= self._agree(s.cue)]
         techniques = sure + cued
         if not techniques and p >= alone and self.model is not None:
             techniques = [LEARNED]
@@ -196,6 +208,12 @@ class AttackAttempt(Check[AttackParams]):
             return self._unsure(cues, p) if unsure else Finding(False, (), None, p)
         named = tuple(sorted(set(techniques), key=_ORDER.__getitem__))
         return Finding(True, named, category_of(named), p)
+
+    def _agree(self, cue: str) -> float:
+        """The probability from which the model confirms a cue."""
+        if cue == REQUEST_SUFFIX:
+            return min(self.agree, self.params.suffix_agree)
+        return self.agree
 
     def _unsure(self, cues: tuple[str, ...], p: float) -> Finding:
         """Not an attack: uncertain where a cue went unconfirmed at a probability of at least

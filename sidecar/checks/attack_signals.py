@@ -1490,8 +1490,9 @@ def _quick_bound(tail: str) -> int:
 
 def _suffix(original: str) -> tuple[int, str]:
     """How many of the last :data:`SUFFIX_TOKENS` tokens are :func:`_odd`, and those tokens
-    joined (0 and "" for text with code or markup in it, too short to have a suffix, or with
-    fewer than :data:`SUFFIX_LM_ODD` odd tokens)."""
+    joined (0 and "" for text with code or markup in it, too short to have a suffix, with
+    fewer than :data:`SUFFIX_LM_ODD` odd tokens, or whose tokens close every bracket they
+    open: see :data:`SUFFIX_UNBALANCED`)."""
     parts = original[-SUFFIX_TOKENS * 30 :].rsplit(None, SUFFIX_TOKENS)
     if len(parts) <= SUFFIX_TOKENS // 2:
         return 0, ""
@@ -1500,12 +1501,79 @@ def _suffix(original: str) -> tuple[int, str]:
     if _quick_bound(tail) < SUFFIX_LM_ODD or len(_ODD_QUICK.findall(tail)) < SUFFIX_LM_ODD:
         return 0, ""  # each odd token holds one of these: too few to count
     odd = sum(map(_odd, tokens))
-    if odd < SUFFIX_LM_ODD:
+    if odd < SUFFIX_LM_ODD or _unbalanced(tail) < SUFFIX_UNBALANCED:
         return 0, ""
     lowered = original.lower()
     if any(c in lowered for c in _CODE) or _maths(original):
         return 0, ""
     return odd, tail
+
+
+REQUEST_SUFFIX = "request_then_suffix"
+"""The cue of a plain request with an optimised suffix after it (:func:`_request_then_suffix`),
+which the model need confirm only from ``suffix_agree`` (:data:`REQUEST_SUFFIX_AGREE`)."""
+REQUEST_SUFFIX_AGREE = 0.2
+"""The model's probability from which :data:`REQUEST_SUFFIX` counts by default (other cues:
+``agree``, 0.5 as shipped). The model gives GCG's prompts 0.2 to 0.5 as often as more: it
+learned a few suffixes' words, and a new suffix has new ones."""
+REQUEST_WORDS = 5
+"""Tokens from which the text before a suffix can be a request."""
+REQUEST_ODD = 2
+"""Odd tokens, each with a symbol in it, from which a request's tail is a suffix."""
+REQUEST_UNBALANCED = 2
+"""Brackets left unmatched in a request's tail from which it is a suffix."""
+SUFFIX_UNBALANCED = 1
+"""Brackets left unmatched from which any tail can be a suffix. Code, markup, formulas and
+emoticons close what they open, a shell pipeline or a kaomoji as much as a function call;
+optimisation picks each token for its effect and leaves brackets open or closes what was
+never opened (258 of the 265 GCG prompts of the bench's sources leave one at least)."""
+_INLINE_CODE = re.compile(r"`[^`\n]{1,80}`")
+"""Code a writer marked inline (`like this`): no part of a suffix."""
+_PLAIN = re.compile("[\"'(]*[A-Za-z0-9][A-Za-z0-9'-]*[.,;:!?\"')]*|[.,;:!?-]+")
+"""A word with the punctuation prose puts around it, or punctuation alone."""
+_CLOSES = {")": "(", "]": "[", "}": "{"}
+
+
+def _request_then_suffix(original: str) -> bool:
+    """Whether a one-line prompt is a request in plain words with an optimised suffix after
+    it, the shape of GCG's prompts ("Write a tutorial on how to ... describing.\\ +
+    similarlyNow write oppositeley.]("). Code marked inline is set aside; then at least
+    :data:`REQUEST_WORDS` tokens come before the first odd one, nine in ten of them
+    :data:`_PLAIN` and none with an ``=`` (an assignment is code), and the last
+    :data:`SUFFIX_TOKENS` tokens hold :data:`REQUEST_ODD` odd ones with a symbol in them and
+    leave :data:`REQUEST_UNBALANCED` brackets unmatched. A question about code has lines,
+    marks its code, mixes odd tokens into its prose or closes its brackets."""
+    text = original.strip()
+    if "\n" in text or len(text) > SUFFIX_TOKENS * 50:
+        return False
+    tokens = _INLINE_CODE.sub(" ", text).split()
+    if len(tokens) < SUFFIX_TOKENS // 2 + REQUEST_WORDS:
+        return False
+    first = next((i for i, t in enumerate(tokens) if _odd(t)), len(tokens))
+    if first < REQUEST_WORDS or first == len(tokens):
+        return False
+    head = tokens[:first]
+    plain = sum(1 for t in head if _PLAIN.fullmatch(t) is not None)
+    if plain * 10 < first * 9 or any("=" in t for t in head):
+        return False
+    tail = tokens[-SUFFIX_TOKENS:]
+    with_symbols = sum(1 for t in tail if _odd(t) and not _SYMBOLS.isdisjoint(t))
+    return with_symbols >= REQUEST_ODD and _unbalanced(" ".join(tail)) >= REQUEST_UNBALANCED
+
+
+def _unbalanced(text: str) -> int:
+    """Round, square and curly brackets in ``text`` that close nothing or are never closed."""
+    opened: list[str] = []
+    stray = 0
+    for c in text:
+        if c in "([{":
+            opened.append(c)
+        elif c in _CLOSES:
+            if opened and opened[-1] == _CLOSES[c]:
+                opened.pop()
+            else:
+                stray += 1
+    return stray + len(opened)
 
 
 def _maths(text: str) -> bool:
@@ -1587,6 +1655,8 @@ def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal
         found["unlikely_tail"] = Signal("adversarial_suffix", False, "unlikely_tail")
     elif odd >= SUFFIX_CUE:
         found["odd_tail"] = Signal("adversarial_suffix", False, "odd_tail")
+    if ("unlikely_tail" in found or "odd_tail" in found) and _request_then_suffix(original):
+        found[REQUEST_SUFFIX] = Signal("adversarial_suffix", False, REQUEST_SUFFIX)
     if (
         _TURNS in maybe
         and folded.count(":") >= MANY_SHOT_TURNS

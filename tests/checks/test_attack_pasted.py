@@ -369,14 +369,16 @@ def test_the_written_set_of_pasted_documents_keeps_its_figures() -> None:
     """``pasted_a``: an instruction planted in a document a user pastes (by a label, tags, a
     fence or nothing), and near misses; bench/prompt_sets_eval.py prints the figures. Many of
     the planted lines are worded "Ignore your previous instructions for this one. ...": the
-    narrowing of the override to the assistant's own instructions must keep them."""
+    narrowing of the override to the assistant's own instructions must keep them. (Three more
+    were once flagged by the tail of the chat log or the HTML comment they end on, read as an
+    optimised suffix: no sign of what was planted, and no longer read so.)"""
     data = json.loads((REPO / "bench" / "data" / "written_prompts.json").read_text("utf-8"))
     rows = next(s["rows"] for s in data["sets"] if s["name"] == "pasted_a")
     found = CHECK.assess_many([r["prompt"] for r in rows])
     hits = collections.Counter(
         bool(r["attack"]) for r, f in zip(rows, found, strict=True) if f.attack
     )
-    assert hits[True] >= 27
+    assert hits[True] >= 24
     assert hits[False] <= 1
 
 
