@@ -15,6 +15,8 @@
 * ``nearmiss_*``: ordinary prompts, all benign, in the vocabulary of jailbreaks ("I can't
   refuse my boss", "how do I jailbreak my Switch", a support macro that opens with "Sure,
   here is", security articles that quote attacks).
+* ``symbols_*``: ordinary one-line prompts, all benign, that end in what looks like an
+  optimised suffix: code, regexes, shell pipelines, markup, notation, emoticons.
 
 For each set this prints, per kind of row, how many the check flags, and of the others how
 many it would hand to the judge as uncertain with ``uncertain: true`` (a framed request is

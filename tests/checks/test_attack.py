@@ -578,6 +578,22 @@ def test_benign_prompts_are_not_attacks(text: str) -> None:
     assert result.detail is None
 
 
+def test_the_written_one_line_prompts_that_end_in_symbols_keep_their_figures() -> None:
+    """bench/data/written_prompts.json's ``symbols_*``: ordinary one-line prompts ending in
+    code, markup, notation or emoticons. None is read as an optimised suffix (24 of
+    ``symbols_a``'s 300 were flagged so before tails had to leave a bracket unmatched); the
+    two flagged ask about leetspeak and about test passwords written in it."""
+    path = Path(__file__).resolve().parents[2] / "bench" / "data" / "written_prompts.json"
+    sets = {s["name"]: s["rows"] for s in json.loads(path.read_text("utf-8"))["sets"]}
+    names = [name for name in sets if name.startswith("symbols_")]
+    assert "symbols_a" in names
+    for name in names:
+        found = CHECK.assess_many([r["prompt"] for r in sets[name]])
+        assert all(r["attack"] is False for r in sets[name])
+        assert not [f for f in found if "adversarial_suffix" in f.techniques], name
+        assert sum(f.attack for f in found) <= 2, name
+
+
 def test_the_written_prompts_in_jailbreak_words_keep_their_figures() -> None:
     """bench/data/written_prompts.json's ``nearmiss_*``: ordinary prompts in the vocabulary of
     jailbreaks, all benign (bench/prompt_sets_eval.py prints the figures: these are their
