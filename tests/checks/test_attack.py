@@ -580,18 +580,18 @@ def test_benign_prompts_are_not_attacks(text: str) -> None:
 
 def test_the_written_one_line_prompts_that_end_in_symbols_keep_their_figures() -> None:
     """bench/data/written_prompts.json's ``symbols_*``: ordinary one-line prompts ending in
-    code, markup, notation or emoticons. None is read as an optimised suffix (24 of
-    ``symbols_a``'s 300 were flagged so before tails had to leave a bracket unmatched); the
-    two flagged ask about leetspeak and about test passwords written in it."""
+    code, markup, notation or emoticons (24 of ``symbols_a``'s 300 and 22 of ``symbols_b``'s
+    were flagged before a tail had to leave a bracket unmatched). ``symbols_a`` (tuned): none
+    is read as a suffix, the two flagged ask about leetspeak. ``symbols_b`` (held out): pastes
+    cut off inside a bracket and half-open intervals still are, 7 of 300."""
     path = Path(__file__).resolve().parents[2] / "bench" / "data" / "written_prompts.json"
     sets = {s["name"]: s["rows"] for s in json.loads(path.read_text("utf-8"))["sets"]}
-    names = [name for name in sets if name.startswith("symbols_")]
-    assert "symbols_a" in names
-    for name in names:
+    ceilings = {"symbols_a": (0, 2), "symbols_b": (7, 7)}
+    for name, (as_suffix, flagged) in ceilings.items():
         found = CHECK.assess_many([r["prompt"] for r in sets[name]])
         assert all(r["attack"] is False for r in sets[name])
-        assert not [f for f in found if "adversarial_suffix" in f.techniques], name
-        assert sum(f.attack for f in found) <= 2, name
+        assert len([f for f in found if "adversarial_suffix" in f.techniques]) <= as_suffix
+        assert sum(f.attack for f in found) <= flagged, name
 
 
 def test_the_written_prompts_in_jailbreak_words_keep_their_figures() -> None:
@@ -607,7 +607,7 @@ def test_the_written_prompts_in_jailbreak_words_keep_their_figures() -> None:
         for row, finding in zip(sets[name], found, strict=True):
             assert row["attack"] is False
             flagged[row["kind"]] = flagged.get(row["kind"], 0) + finding.attack
-    assert sum(flagged.values()) <= 16 + 12 + 3
+    assert sum(flagged.values()) <= 13 + 12 + 2
     for kind in (
         "refuse_decline",
         "jailbreak_word",
