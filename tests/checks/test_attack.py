@@ -356,6 +356,23 @@ def test_questions_with_code_in_one_line_are_not_a_request_with_a_suffix(text: s
 
 
 @pytest.mark.parametrize(
+    ("text", "unmatched"),
+    [
+        ("f(a[0], {b: c})", 0),
+        ("]( ", 2),
+        ("{[Columns", 2),
+        ("x) (y", 2),
+        ("([)]", 2),
+        ("no brackets at all", 0),
+    ],
+)
+def test_unmatched_brackets_are_those_that_close_nothing_or_stay_open(
+    text: str, unmatched: int
+) -> None:
+    assert attack_signals._unbalanced(text) == unmatched
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "Can you walk me through this pipeline one stage at a time? ps aux | grep [s]shd | "

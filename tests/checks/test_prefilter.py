@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sidecar.checks import attack_signals
@@ -226,6 +226,8 @@ def _plain_suffix(original: str) -> tuple[int, str]:
     lowered = original.lower()
     if odd < least or any(c in lowered for c in attack_signals._CODE):
         return 0, ""
+    if attack_signals._unbalanced(" ".join(tokens)) < attack_signals.SUFFIX_UNBALANCED:
+        return 0, ""
     return (0, "") if attack_signals._maths(original) else (odd, " ".join(tokens))
 
 
@@ -239,6 +241,8 @@ def _plain_suffix(original: str) -> tuple[int, str]:
     ),
     st.lists(st.sampled_from([" ", "  ", "\n", "\u3000", "\x1c", ""]), min_size=60, max_size=60),
 )
+@example(["word"] * 12 + ["wOrd", "wOrd"], [" "] * 60)
+@example(["word"] * 12 + ["wOrd", "wOrd", "("], [" "] * 60)
 def test_the_suffix_count_is_the_plain_one(tokens: list[str], spaces: list[str]) -> None:
     original = "".join(t + s for t, s in zip(tokens, spaces, strict=False))
     assert attack_signals._suffix(original) == _plain_suffix(original)
