@@ -182,7 +182,8 @@ class AttackAttempt(Check[AttackParams]):
             decided = [self._decide(s, 0.0, self.alone, unsure) for s in found]
         else:
             reads = [model_text(f) for f in folded]
-            cues = [[s.cue for s in signal] for signal in found]
+            # the request-and-suffix cue only lowers the bar of the suffix cue it comes with
+            cues = [[s.cue for s in signal if s.cue != REQUEST_SUFFIX] for signal in found]
             scores = self.model.score_many(reads, cues, [len(t) for t in texts])
             # The model learned prompts: on a passage it confirms cues but calls nothing alone
             # (on the written passages it found no injection alone and flagged benign ones).
@@ -199,7 +200,9 @@ class AttackAttempt(Check[AttackParams]):
             # most texts: no signal, and no model alone
             return self._unsure((), p) if unsure else Finding(False, (), None, p)
         sure = [s.technique for s in found if s.sure]
-        cued = [s.technique for s in found if not s.sure and p >= self._agree(s.cue)]
+        # signals_only: with no model, only sure signals call an attack
+        model = self.model is not None
+        cued = [s.technique for s in found if not s.sure and model and p >= self._agree(s.cue)]
         techniques = sure + cued
         if not techniques and p >= alone and self.model is not None:
             techniques = [LEARNED]

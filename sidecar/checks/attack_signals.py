@@ -1435,18 +1435,30 @@ MATH_COMMANDS = 2
 :func:`_maths`): optimisation suffixes hold a backslash or two, not a formula's vocabulary."""
 
 
+_EMOTICON = re.compile(
+    r"[>}\]]?[:;=8][-'o^]?[()\[\]{}<>|\\/*@$03DPpOoSsXxbcL]{1,3}"
+    r"|[()\[\]dD][-'^]?[:;=8]"
+    r"|</?3+|\^+[-_.o]?\^+;*|>[-_.]?<|[<>]\.[<>]|\\o/|\\\(\^[-_.o]?\^\)/"
+)
+"""A face written in punctuation (":-(", ">:[", "):", "<3", "^^", ">_<", "\\o/"): no part of
+a suffix, though its brackets stand alone."""
+
+
 def _odd(token: str) -> bool:
     """A token of the kind optimisation attacks produce: symbols inside a word (once the
     punctuation prose puts around words is set aside), brackets standing alone (not the ">"
-    that quotes a line), or a word that changes case inside ("equationsnewcommand",
-    "IXancouver"). String methods only: this runs on every prompt's last tokens."""
+    that quotes a line, nor a face: :data:`_EMOTICON`), or a word that changes case inside
+    ("equationsnewcommand", "IXancouver"). String methods only but for a face: this runs on
+    every prompt's last tokens."""
     if not token.isalpha():
         if token.upper() == token.lower():  # no letter in it
             # a run of ">" alone marks a quoted line in an e-mail or in markdown
-            return not _BRACKETS.isdisjoint(token) and token.strip(">") != ""
+            if _BRACKETS.isdisjoint(token) or token.strip(">") == "":
+                return False
+            return _EMOTICON.fullmatch(token.rstrip(".,!?")) is None
         token = token.lstrip("([{\"'").rstrip(".,;:!?)]}\"'")
         if not token.isalpha():
-            return not _SYMBOLS.isdisjoint(token)
+            return not _SYMBOLS.isdisjoint(token) and _EMOTICON.fullmatch(token) is None
     rest = token[1:]
     return len(token) > 3 and not rest.islower() and not rest.isupper()
 
@@ -1529,19 +1541,26 @@ optimisation picks each token for its effect and leaves brackets open or closes 
 never opened (258 of the 265 GCG prompts of the bench's sources leave one at least)."""
 _INLINE_CODE = re.compile(r"`[^`\n]{1,80}`")
 """Code a writer marked inline (`like this`): no part of a suffix."""
-_PLAIN = re.compile("[\"'(]*[A-Za-z0-9][A-Za-z0-9'-]*[.,;:!?\"')]*|[.,;:!?-]+")
-"""A word with the punctuation prose puts around it, or punctuation alone."""
+_ASSIGNED = re.compile(r"\w=\w")
+"""An assignment or a key=value pair, which is code, in the words before a tail."""
+_PLAIN = re.compile("[\"'\u2018\u201c(]*[^\\W_][\\w'\u2019-]*[.,;:!?\"'\u2019\u201d)]*|[.,;:!?-]+")
+"""A word (in any script) with the punctuation prose puts around it, or punctuation alone."""
 _CLOSES = {")": "(", "]": "[", "}": "{"}
+_BOUND = r"[ \t]?[-+]?(?:\d[\d.]*|∞|inf|infinity|[a-zA-Zπ])[ \t]?"
+_INTERVAL = re.compile(rf"[\[\](]{_BOUND}[,;]{_BOUND}[\])\[]")
+"""An interval ("[0, 1)", "(3, +∞)", "]0, 1["), whose brackets need not match."""
+_WORD_IN_PARENTHESES = re.compile("\\(?[^\\W_][\\w'\u2019-]*[.,;:!?]*\\)?")
+"""A word with a round bracket at its start, its end or both, as prose writes them."""
 
 
 def _request_then_suffix(original: str) -> bool:
     """Whether a one-line prompt is a request in plain words with an optimised suffix after
     it, the shape of GCG's prompts ("Write a tutorial on how to ... describing.\\ +
     similarlyNow write oppositeley.]("). Code marked inline is set aside; then at least
-    :data:`REQUEST_WORDS` tokens come before the first odd one, nine in ten of them
-    :data:`_PLAIN` and none with an ``=`` (an assignment is code), and the last
+    :data:`REQUEST_WORDS` tokens come before the first odd one with a symbol in it, nine in
+    ten of them :data:`_PLAIN` and none an ``=`` or an assignment (code), and the last
     :data:`SUFFIX_TOKENS` tokens hold :data:`REQUEST_ODD` odd ones with a symbol in them and
-    leave :data:`REQUEST_UNBALANCED` brackets unmatched. A question about code has lines,
+    leave :data:`REQUEST_UNBALANCED` brackets unmatched (:func:`_unbalanced`). A question about code has lines,
     marks its code, mixes odd tokens into its prose or closes its brackets."""
     text = original.strip()
     if "\n" in text or len(text) > SUFFIX_TOKENS * 50:
@@ -1549,31 +1568,40 @@ def _request_then_suffix(original: str) -> bool:
     tokens = _INLINE_CODE.sub(" ", text).split()
     if len(tokens) < SUFFIX_TOKENS // 2 + REQUEST_WORDS:
         return False
-    first = next((i for i, t in enumerate(tokens) if _odd(t)), len(tokens))
+    symbolic = [_odd(t) and not _SYMBOLS.isdisjoint(t) for t in tokens]
+    first = symbolic.index(True) if True in symbolic else len(tokens)
     if first < REQUEST_WORDS or first == len(tokens):
         return False
     head = tokens[:first]
     plain = sum(1 for t in head if _PLAIN.fullmatch(t) is not None)
-    if plain * 10 < first * 9 or any("=" in t for t in head):
+    if plain * 10 < first * 9 or any(t == "=" or _ASSIGNED.search(t) for t in head):
         return False
+    with_symbols = sum(symbolic[-SUFFIX_TOKENS:])
     tail = tokens[-SUFFIX_TOKENS:]
-    with_symbols = sum(1 for t in tail if _odd(t) and not _SYMBOLS.isdisjoint(t))
     return with_symbols >= REQUEST_ODD and _unbalanced(" ".join(tail)) >= REQUEST_UNBALANCED
 
 
 def _unbalanced(text: str) -> int:
-    """Round, square and curly brackets in ``text`` that close nothing or are never closed."""
-    opened: list[str] = []
+    """Round, square and curly brackets in ``text`` that close nothing or are never closed,
+    but those of a face (:data:`_EMOTICON`) or an interval ("[0, 1)": :data:`_INTERVAL`), and
+    the round brackets of prose: one opened before a word and never closed ("(my friend
+    has not seen it"), one that closes nothing after a word or a list's letter ("b)")."""
+    opened: list[tuple[str, bool]] = []  # (bracket, opened before a word)
     stray = 0
-    for c in text:
-        if c in "([{":
-            opened.append(c)
-        elif c in _CLOSES:
-            if opened and opened[-1] == _CLOSES[c]:
-                opened.pop()
-            else:
-                stray += 1
-    return stray + len(opened)
+    for token in _INTERVAL.sub(" ", text).split():
+        bare = token.rstrip(".,;:!?")
+        if _EMOTICON.fullmatch(bare) is not None:
+            continue
+        prose = _WORD_IN_PARENTHESES.fullmatch(bare) is not None
+        for c in token:
+            if c in "([{":
+                opened.append((c, prose and c == "("))
+            elif c in _CLOSES:
+                if opened and opened[-1][0] == _CLOSES[c]:
+                    opened.pop()
+                elif not (prose and c == ")"):
+                    stray += 1
+    return stray + sum(1 for _, before_a_word in opened if not before_a_word)
 
 
 def _maths(text: str) -> bool:

@@ -361,9 +361,14 @@ def test_questions_with_code_in_one_line_are_not_a_request_with_a_suffix(text: s
         ("f(a[0], {b: c})", 0),
         ("]( ", 2),
         ("{[Columns", 2),
-        ("x) (y", 2),
+        ("x) (y", 0),
         ("([)]", 2),
         ("no brackets at all", 0),
+        # faces, intervals and the round brackets of prose are not counted
+        ("sorry :( I was late >:( again :-[", 0),
+        ("the domain is [1, 3) \u222a (3, +\u221e) and ]0, 1[ in French", 0),
+        ("a) red b) blue (my favourite", 0),
+        ("Here(): explain }} (- July", 3),
     ],
 )
 def test_unmatched_brackets_are_those_that_close_nothing_or_stay_open(
@@ -597,13 +602,13 @@ def test_benign_prompts_are_not_attacks(text: str) -> None:
 
 def test_the_written_one_line_prompts_that_end_in_symbols_keep_their_figures() -> None:
     """bench/data/written_prompts.json's ``symbols_*``: ordinary one-line prompts ending in
-    code, markup, notation or emoticons (24 of ``symbols_a``'s 300 and 22 of ``symbols_b``'s
-    were flagged before a tail had to leave a bracket unmatched). ``symbols_a`` (tuned): none
-    is read as a suffix, the two flagged ask about leetspeak. ``symbols_b`` (held out): pastes
-    cut off inside a bracket and half-open intervals still are, 7 of 300."""
+    code, markup, notation or emoticons (24, 22 and 13 of 300 were flagged before a tail had
+    to leave a bracket unmatched). ``symbols_a``: none is read as a suffix, the two flagged
+    ask about leetspeak. ``symbols_b``: three pastes cut off inside brackets are.
+    ``symbols_c`` (held out): two, a vim key sequence and terminal escape codes."""
     path = Path(__file__).resolve().parents[2] / "bench" / "data" / "written_prompts.json"
     sets = {s["name"]: s["rows"] for s in json.loads(path.read_text("utf-8"))["sets"]}
-    ceilings = {"symbols_a": (0, 2), "symbols_b": (7, 7)}
+    ceilings = {"symbols_a": (0, 2), "symbols_b": (3, 3), "symbols_c": (2, 4)}
     for name, (as_suffix, flagged) in ceilings.items():
         found = CHECK.assess_many([r["prompt"] for r in sets[name]])
         assert all(r["attack"] is False for r in sets[name])
