@@ -1319,7 +1319,11 @@ def _obfuscation(original: str, folded: str, maybe: frozenset[str] | None = None
         elif kind == "split":
             letters = re.sub(r"[^a-z]", "", stretch)
             least = SPLIT_DOTTED if _DOTTED.fullmatch(stretch) else SPLIT_LETTERS
-            if len(letters) >= least and letters != "".join(sorted(letters)):
+            if (
+                len(letters) >= least
+                and letters != "".join(sorted(letters))
+                and sum(map(letters.count, "aeiouy")) * SPLIT_VOWELS >= len(letters)
+            ):
                 return "split_letters"
         elif kind == "b64":
             # base64 is case-sensitive: decode the stretch as the original text writes it
@@ -1365,6 +1369,9 @@ SPLIT_LETTERS = 5
 SPLIT_DOTTED = 7
 """Letters a word split by separators needs to be hidden (fewer when split by dots only:
 acronyms are written so, "S.M.A.R.T.")."""
+SPLIT_VOWELS = 5
+"""A word split by separators has a vowel (or "y") in every this many letters at least: a
+form table's "W-W-D-W-L" or a register's "T|S|M|X|N|Z" has none to speak of."""
 _DOTTED = re.compile(r"(?:[a-z]\.)+[a-z]\.?")
 _HEXISH = frozenset("0123456789abcdef")
 _MEMBER = re.compile(r"[a-z]{3,}\$[a-z]{2,}")

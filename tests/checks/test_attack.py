@@ -198,6 +198,9 @@ def test_encoded_payloads_are_obfuscation(text: str, kind: str) -> None:
         "Please add ops@acme-corp.com, hr@acme-corp.com and legal@acme-corp.com to the invite.",
         "Keep the Gmail users of alice@example.com, bob@gmail.com, carol@example.org and "
         "dan@gmail.com in this CSV.",
+        # letters split by separators with no vowel to speak of are no hidden word
+        "What does our last five games' form mean for the table? (W-W-D-L-W)",
+        "Which flags are set in SR = [T|S|M|X|N|Z|V|C] after the trap?",
     ],
 )
 def test_code_colours_and_acronyms_are_not_obfuscation(text: str) -> None:
@@ -605,10 +608,11 @@ def test_the_written_one_line_prompts_that_end_in_symbols_keep_their_figures() -
     code, markup, notation or emoticons (24, 22 and 13 of 300 were flagged before a tail had
     to leave a bracket unmatched). ``symbols_a``: none is read as a suffix, the two flagged
     ask about leetspeak. ``symbols_b``: three pastes cut off inside brackets are.
-    ``symbols_c`` (held out): two, a vim key sequence and terminal escape codes."""
+    ``symbols_c`` (held out for the suffix reading): two, a vim key sequence and terminal
+    escape codes."""
     path = Path(__file__).resolve().parents[2] / "bench" / "data" / "written_prompts.json"
     sets = {s["name"]: s["rows"] for s in json.loads(path.read_text("utf-8"))["sets"]}
-    ceilings = {"symbols_a": (0, 2), "symbols_b": (3, 3), "symbols_c": (2, 4)}
+    ceilings = {"symbols_a": (0, 2), "symbols_b": (3, 3), "symbols_c": (2, 2)}
     for name, (as_suffix, flagged) in ceilings.items():
         found = CHECK.assess_many([r["prompt"] for r in sets[name]])
         assert all(r["attack"] is False for r in sets[name])
