@@ -1542,10 +1542,11 @@ REQUEST_ODD = 2
 REQUEST_UNBALANCED = 2
 """Brackets left unmatched in a request's tail from which it is a suffix."""
 SUFFIX_UNBALANCED = 1
-"""Brackets left unmatched from which any tail can be a suffix. Code, markup, formulas and
-emoticons close what they open, a shell pipeline or a kaomoji as much as a function call;
-optimisation picks each token for its effect and leaves brackets open or closes what was
-never opened (258 of the 265 GCG prompts of the bench's sources leave one at least)."""
+"""Brackets left unmatched from which any tail can be a suffix. Code, markup and formulas
+close what they open, a shell pipeline as much as a function call (and the brackets of
+faces, intervals and prose's asides are not counted: :func:`_unbalanced`); optimisation
+picks each token for its effect and leaves brackets open or closes what was never opened
+(253 of the 265 GCG prompts of the bench's sources leave one at least)."""
 _INLINE_CODE = re.compile(r"`[^`\n]{1,80}`")
 """Code a writer marked inline (`like this`): no part of a suffix."""
 _ASSIGNED = re.compile(r"\w=\w")
@@ -1567,8 +1568,9 @@ def _request_then_suffix(original: str) -> bool:
     :data:`REQUEST_WORDS` tokens come before the first odd one with a symbol in it, nine in
     ten of them :data:`_PLAIN` and none an ``=`` or an assignment (code), and the last
     :data:`SUFFIX_TOKENS` tokens hold :data:`REQUEST_ODD` odd ones with a symbol in them and
-    leave :data:`REQUEST_UNBALANCED` brackets unmatched (:func:`_unbalanced`). A question about code has lines,
-    marks its code, mixes odd tokens into its prose or closes its brackets."""
+    leave :data:`REQUEST_UNBALANCED` brackets unmatched (:func:`_unbalanced`). A question
+    about code has lines, marks its code, mixes odd tokens into its prose or closes its
+    brackets."""
     text = original.strip()
     if "\n" in text or len(text) > SUFFIX_TOKENS * 50:
         return False
