@@ -1199,12 +1199,12 @@ _ADDRESS = re.compile(r"[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b"
 """An e-mail address, where a leetspeak stretch with an "@" starts."""
 _CANDIDATE_EXPR = (
     r"(?P<hex>(?:\\x|0x)?[0-9a-f]{24,}|(?:(?:\\x|0x)?[0-9a-f]{2}[ :,]){11,}[0-9a-f]{2})"
+    r"|(?P<split>(?:[a-z][-.*_/|+]){4,}[a-z]|(?: [a-z]){6,} )"
     r"|(?P<b64>[a-z0-9+/_-]{16,}={0,2})"
     r"|(?P<leet>[a-z]+[0-9@$]+[a-z][a-z0-9@$]*)"
-    r"|(?P<split>(?:[a-z][-.*_/|+]){4,}[a-z]|(?: [a-z]){6,} )"
 )
-"""Stretches that may be encoded: leetspeak words, hex runs, letters split by separators,
-base64 runs. One search for all of them (with RE2 where it is installed, ten times faster
+"""Stretches that may be encoded: hex runs, letters split by separators (before base64, whose
+letters hold theirs), base64 runs, leetspeak words. One search for all of them (with RE2 where it is installed, ten times faster
 than :mod:`re` on this), then each stretch is read on its own."""
 _CANDIDATES: Any = (_re2 or re).compile(_CANDIDATE_EXPR)
 _ASCII_CANDIDATES: Any = _re2.compile(_CANDIDATE_EXPR.encode()) if _re2 is not None else None
@@ -1291,6 +1291,7 @@ def _obfuscation(original: str, folded: str, maybe: frozenset[str] | None = None
         return None
     leet: set[str] = set()
     written: dict[str, list[str]] | None = None
+    spelled = False
     if _ASCII_CANDIDATES is not None and folded.isascii():
         found = _ASCII_CANDIDATES.finditer(folded.encode())
     elif _re2 is not None and _SURROGATE.search(folded) is not None:
@@ -1319,12 +1320,10 @@ def _obfuscation(original: str, folded: str, maybe: frozenset[str] | None = None
         elif kind == "split":
             letters = re.sub(r"[^a-z]", "", stretch)
             least = SPLIT_DOTTED if _DOTTED.fullmatch(stretch) else SPLIT_LETTERS
-            if (
-                len(letters) >= least
-                and letters != "".join(sorted(letters))
-                and sum(map(letters.count, "aeiouy")) * SPLIT_VOWELS >= len(letters)
-            ):
-                return "split_letters"
+            if len(letters) >= least and letters != "".join(sorted(letters)):
+                if _HIDDEN_HARM.fullmatch(letters) is not None:
+                    return "split_letters"
+                spelled = True
         elif kind == "b64":
             # base64 is case-sensitive: decode the stretch as the original text writes it
             if original.isascii():
@@ -1337,7 +1336,7 @@ def _obfuscation(original: str, folded: str, maybe: frozenset[str] | None = None
                 decoded = _decodes(token)
                 if decoded is not None and _instruction(decoded):
                     return "base64"
-    return None
+    return SPELLED if spelled else None
 
 
 _B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
@@ -1369,9 +1368,20 @@ SPLIT_LETTERS = 5
 SPLIT_DOTTED = 7
 """Letters a word split by separators needs to be hidden (fewer when split by dots only:
 acronyms are written so, "S.M.A.R.T.")."""
-SPLIT_VOWELS = 5
-"""A word split by separators has a vowel (or "y") in every this many letters at least: a
-form table's "W-W-D-W-L" or a register's "T|S|M|X|N|Z" has none to speak of."""
+SPELLED = "spelled"
+"""What :func:`_obfuscation` returns for letters split by separators that hold no word of
+harm: people spell names, acronyms, lyrics, DNA strands and answer keys so ("J-O-H-N-S-O-N",
+"R-E-S-P-E-C-T", "W-W-D-W-L"), and the model must agree that they hide one."""
+_HIDDEN_HARM = re.compile(
+    "(?:bomb|explosive|napalm|grenade|molotov|thermite|detonator|weapon|firearm|rifle|pistol"
+    "|gun|ammunition|poison|ricin|sarin|anthrax|toxin|nerveagent|kill|murder|assassinat"
+    "|suicide|selfharm|torture|kidnap|traffick|rape|meth|methamphetamine|cocaine|heroin"
+    "|fentanyl|opioid|drug|narcotic|mdma|hack|malware|ransomware|virus|trojan|keylogger"
+    "|exploit|phish|ddos|botnet|steal|theft|fraud|launder|counterfeit|forge|scam|terrorist"
+    "|terrorism|jihad|nazi|extremist|porn|nude|racist|hate)(?:s|es|e|ing|er|ers|ed|ion)?"
+)
+"""Words of harm a request hides by splitting their letters ("n-a-p-a-l-m", "m.e.t.h"): the
+letters joined must be one (a name spelled out, "G-U-N-T-H-E-R", is not "gun")."""
 _DOTTED = re.compile(r"(?:[a-z]\.)+[a-z]\.?")
 _HEXISH = frozenset("0123456789abcdef")
 _MEMBER = re.compile(r"[a-z]{3,}\$[a-z]{2,}")
@@ -1442,37 +1452,55 @@ MATH_COMMANDS = 2
 :func:`_maths`): optimisation suffixes hold a backslash or two, not a formula's vocabulary."""
 
 
+_FACE = r"[:;=8][-'o^]?(?:([()\[\]{}<>])\1{0,4}|[|\\/*@$03DPpOoSsXxbcL])"
+"""Eyes, a nose perhaps, and a mouth: one bracket, repeated at most five times (":-(",
+":((((", ":-]"), or a letter or mark (":P", ":-/")."""
 _EMOTICON = re.compile(
-    r"[>}\]]?[:;=8][-'o^]?[()\[\]{}<>|\\/*@$03DPpOoSsXxbcL]{1,3}"
-    r"|[()\[\]dD][-'^]?[:;=8]"
-    r"|</?3+|\^+[-_.o]?\^+;*|>[-_.]?<|[<>]\.[<>]|\\o/|\\\(\^[-_.o]?\^\)/"
+    rf"[>}}\]]?{_FACE}|[()\[\]dD][-'^]?[:;]|</?3{{1,5}}|\^{{1,3}}[-_.o]?\^{{1,3}};?|>[-_.]?<"
+    r"|[<>]\.[<>]|\\o/|\\\(\^[-_.o]?\^\)/"
 )
-"""A face written in punctuation (":-(", ">:[", "):", "<3", "^^", ">_<", "\\o/"): no part of
-a suffix, though its brackets stand alone."""
+"""A face written in punctuation (":-(", ">:[", "):", "<3", "^^", ">_<", "\\o/"), which a
+token may be (:func:`_without_face`): no part of a suffix, though its brackets stand alone."""
+_FACE_AT_END = re.compile(rf"(?<=[^\W\d_]){_FACE}[.,!?]*\Z")
+"""A face at the end of a word, written without a space ("thanks:)", "ugh:-(")."""
+
+
+def _without_face(token: str) -> str:
+    """The token less a face it is, or that ends a word ("" for ":-(" or "^^", "ugh" for
+    "ugh:-("; not "@selector(didTap:)", which is code)."""
+    if _EMOTICON.fullmatch(token.rstrip(".,!?")) is not None:
+        return ""
+    if ":" in token or ";" in token or "=" in token or "8" in token:
+        glued = _FACE_AT_END.search(token)
+        if glued is not None and token[: glued.start()].isalpha():
+            return token[: glued.start()]
+    return token
 
 
 def _odd(token: str) -> bool:
     """A token of the kind optimisation attacks produce: symbols inside a word (once the
-    punctuation prose puts around words is set aside), brackets standing alone (not the ">"
-    that quotes a line, nor a face: :data:`_EMOTICON`), or a word that changes case inside
-    ("equationsnewcommand", "IXancouver"). String methods only but for a face: this runs on
-    every prompt's last tokens."""
+    punctuation prose puts around words is set aside), brackets other than round ones
+    standing alone (not the ">" that quotes a line), or a word that changes case inside
+    ("equationsnewcommand", "IXancouver"); never a face (:func:`_without_face`). String
+    methods for most tokens: this runs on every prompt's last tokens."""
+    if token.isalpha():
+        rest = token[1:]
+        return len(token) > 3 and not rest.islower() and not rest.isupper()
+    token = _without_face(token)
+    if token.upper() == token.lower():  # no letter in it
+        # a run of ">" alone marks a quoted line in an e-mail or in markdown
+        return not _BRACKETS.isdisjoint(token) and token.strip(">") != ""
+    token = token.lstrip("([{\"'").rstrip(".,;:!?)]}\"'")
     if not token.isalpha():
-        if token.upper() == token.lower():  # no letter in it
-            # a run of ">" alone marks a quoted line in an e-mail or in markdown
-            if _BRACKETS.isdisjoint(token) or token.strip(">") == "":
-                return False
-            return _EMOTICON.fullmatch(token.rstrip(".,!?")) is None
-        token = token.lstrip("([{\"'").rstrip(".,;:!?)]}\"'")
-        if not token.isalpha():
-            return not _SYMBOLS.isdisjoint(token) and _EMOTICON.fullmatch(token) is None
+        return not _SYMBOLS.isdisjoint(token)
     rest = token[1:]
     return len(token) > 3 and not rest.islower() and not rest.isupper()
 
 
 _ODD_QUICK = re.compile(r"[\[\](){}<>\\|^`~*+]+|[a-z][A-Z]|[A-Z][A-Z][a-z]")
-"""Where an odd token could be: a run of symbols or a change of case. Every odd token holds
-one, so a tail with fewer than :data:`SUFFIX_LM_ODD` of them is not read token by token."""
+"""Where an odd token could be: a run of symbols or a change of case. Every odd token of
+ASCII holds one, so an ASCII tail with fewer than :data:`SUFFIX_LM_ODD` of them is not read
+token by token (a change of case in another script is not one of these)."""
 
 
 _ODD_SYMBOLS = "[](){}<>\\|^`~*+"
@@ -1517,8 +1545,10 @@ def _suffix(original: str) -> tuple[int, str]:
         return 0, ""
     tokens = parts[-SUFFIX_TOKENS:]
     tail = " ".join(tokens)
-    if _quick_bound(tail) < SUFFIX_LM_ODD or len(_ODD_QUICK.findall(tail)) < SUFFIX_LM_ODD:
-        return 0, ""  # each odd token holds one of these: too few to count
+    if tail.isascii() and (
+        _quick_bound(tail) < SUFFIX_LM_ODD or len(_ODD_QUICK.findall(tail)) < SUFFIX_LM_ODD
+    ):
+        return 0, ""  # each odd ASCII token holds one of these: too few to count
     odd = sum(map(_odd, tokens))
     if odd < SUFFIX_LM_ODD or _unbalanced(tail) < SUFFIX_UNBALANCED:
         return 0, ""
@@ -1551,13 +1581,17 @@ _INLINE_CODE = re.compile(r"`[^`\n]{1,80}`")
 """Code a writer marked inline (`like this`): no part of a suffix."""
 _ASSIGNED = re.compile(r"\w=\w")
 """An assignment or a key=value pair, which is code, in the words before a tail."""
-_PLAIN = re.compile("[\"'\u2018\u201c(]*[^\\W_][\\w'\u2019-]*[.,;:!?\"'\u2019\u201d)]*|[.,;:!?-]+")
+_PLAIN = re.compile("[\"'\u2018\u201c(]*[^\\W_][\\w'\u2019-]*+[.,;:!?\"'\u2019\u201d)]*|[.,;:!?-]+")
 """A word (in any script) with the punctuation prose puts around it, or punctuation alone."""
 _CLOSES = {")": "(", "]": "[", "}": "{"}
-_BOUND = r"[ \t]?[-+]?(?:\d[\d.]*|∞|inf|infinity|[a-zA-Zπ])[ \t]?"
+_BOUND = (
+    r"[ \t]?[-+\u2212]?(?:\d[\d.]*\u03c0?(?:/\d+)?|\u03c0(?:/\d+)?|\u221e|inf(?:inity)?|[a-z])"
+    r"[ \t]?"
+)
 _INTERVAL = re.compile(rf"[\[\](]{_BOUND}[,;]{_BOUND}[\])\[]")
-"""An interval ("[0, 1)", "(3, +∞)", "]0, 1["), whose brackets need not match."""
-_WORD_IN_PARENTHESES = re.compile("\\(?[^\\W_][\\w'\u2019-]*[.,;:!?]*\\)?")
+"""An interval ("[0, 1)", "(3, +∞)", "]0, 1[", "[-π/2, π/2]": bounds that are numbers,
+multiples of π, infinity or one small letter), whose brackets need not match."""
+_WORD_IN_PARENTHESES = re.compile("\\(?[^\\W_][\\w'\u2019-]*+[.,;:!?]*\\)?")
 """A word with a round bracket at its start, its end or both, as prose writes them."""
 
 
@@ -1592,16 +1626,15 @@ def _request_then_suffix(original: str) -> bool:
 
 def _unbalanced(text: str) -> int:
     """Round, square and curly brackets in ``text`` that close nothing or are never closed,
-    but those of a face (:data:`_EMOTICON`) or an interval ("[0, 1)": :data:`_INTERVAL`), and
-    the round brackets of prose: one opened before a word and never closed ("(my friend
-    has not seen it"), one that closes nothing after a word or a list's letter ("b)")."""
-    opened: list[tuple[str, bool]] = []  # (bracket, opened before a word)
+    but those of a face (:func:`_without_face`) or an interval ("[0, 1)": :data:`_INTERVAL`),
+    and the round brackets of prose around a plain word: one aside opened and never closed
+    ("(my friend has not seen it"), and any that closes nothing ("b)", "again)")."""
+    opened: list[tuple[str, bool]] = []  # (bracket, opened before a plain word)
     stray = 0
     for token in _INTERVAL.sub(" ", text).split():
+        token = _without_face(token)
         bare = token.rstrip(".,;:!?")
-        if _EMOTICON.fullmatch(bare) is not None:
-            continue
-        prose = _WORD_IN_PARENTHESES.fullmatch(bare) is not None
+        prose = _WORD_IN_PARENTHESES.fullmatch(bare) is not None and not _odd(bare.strip("()"))
         for c in token:
             if c in "([{":
                 opened.append((c, prose and c == "("))
@@ -1610,7 +1643,8 @@ def _unbalanced(text: str) -> int:
                     opened.pop()
                 elif not (prose and c == ")"):
                     stray += 1
-    return stray + sum(1 for _, before_a_word in opened if not before_a_word)
+    asides = sum(1 for _, before_a_word in opened if before_a_word)
+    return stray + len(opened) - min(asides, 1)
 
 
 def _maths(text: str) -> bool:
@@ -1685,7 +1719,9 @@ def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal
     if "decode" in found and "rot" in folded and _rot13(folded):
         found["rot13"] = Signal("obfuscation", True, "rot13")
     kind = _obfuscation(original, folded, maybe)
-    if kind is not None:
+    if kind == SPELLED:  # a cue under the same name as the sure signal
+        found["split_letters"] = Signal("obfuscation", False, "split_letters")
+    elif kind is not None:
         found[kind] = Signal("obfuscation", True, kind)
     odd, tail = (0, "") if passage else _suffix(original)
     if odd and default_tail_model().unlikely(tail[-SUFFIX_LM_CHARS:]):

@@ -220,7 +220,8 @@ def _plain_suffix(original: str) -> tuple[int, str]:
         return 0, ""
     tokens = parts[-20:]
     least = attack_signals.SUFFIX_LM_ODD
-    if len(_ODD_QUICK.findall(" ".join(tokens))) < least:
+    joined = " ".join(tokens)
+    if joined.isascii() and len(_ODD_QUICK.findall(joined)) < least:
         return 0, ""
     odd = sum(map(attack_signals._odd, tokens))
     lowered = original.lower()
@@ -243,6 +244,9 @@ def _plain_suffix(original: str) -> tuple[int, str]:
 )
 @example(["word"] * 12 + ["wOrd", "wOrd"], [" "] * 60)
 @example(["word"] * 12 + ["wOrd", "wOrd", "("], [" "] * 60)
+@example(
+    ["word"] * 12 + ["\u0441\u043b\u043e\u0432\u041e\u0431\u0449\u0435"] * 3 + ["]"], [" "] * 60
+)
 def test_the_suffix_count_is_the_plain_one(tokens: list[str], spaces: list[str]) -> None:
     original = "".join(t + s for t, s in zip(tokens, spaces, strict=False))
     assert attack_signals._suffix(original) == _plain_suffix(original)
