@@ -1461,6 +1461,8 @@ _EMOTICON = re.compile(
 )
 """A face written in punctuation (":-(", ">:[", "):", "<3", "^^", ">_<", "\\o/"), which a
 token may be (:func:`_without_face`): no part of a suffix, though its brackets stand alone."""
+_FACE_MARKS = frozenset(":;=8<>^\\")
+"""One of these is in every face :data:`_EMOTICON` reads."""
 _FACE_AT_END = re.compile(rf"(?<=[^\W\d_]){_FACE}[.,!?]*\Z")
 """A face at the end of a word, written without a space ("thanks:)", "ugh:-(")."""
 
@@ -1468,6 +1470,8 @@ _FACE_AT_END = re.compile(rf"(?<=[^\W\d_]){_FACE}[.,!?]*\Z")
 def _without_face(token: str) -> str:
     """The token less a face it is, or that ends a word ("" for ":-(" or "^^", "ugh" for
     "ugh:-("; not "@selector(didTap:)", which is code)."""
+    if _FACE_MARKS.isdisjoint(token):
+        return token  # most tokens: no eyes, no heart, no "^", no arms
     if _EMOTICON.fullmatch(token.rstrip(".,!?")) is not None:
         return ""
     if ":" in token or ";" in token or "=" in token or "8" in token:
@@ -1486,7 +1490,8 @@ def _odd(token: str) -> bool:
     if token.isalpha():
         rest = token[1:]
         return len(token) > 3 and not rest.islower() and not rest.isupper()
-    token = _without_face(token)
+    if not _FACE_MARKS.isdisjoint(token):
+        token = _without_face(token)
     if token.upper() == token.lower():  # no letter in it
         # a run of ">" alone marks a quoted line in an e-mail or in markdown
         return not _BRACKETS.isdisjoint(token) and token.strip(">") != ""
@@ -1498,9 +1503,9 @@ def _odd(token: str) -> bool:
 
 
 _ODD_QUICK = re.compile(r"[\[\](){}<>\\|^`~*+]+|[a-z][A-Z]|[A-Z][A-Z][a-z]")
-"""Where an odd token could be: a run of symbols or a change of case. Every odd token of
-ASCII holds one, so an ASCII tail with fewer than :data:`SUFFIX_LM_ODD` of them is not read
-token by token (a change of case in another script is not one of these)."""
+"""Where an odd token could be: a run of symbols or a change of case. Every odd token holds
+one where its cased letters are ASCII, so such a tail with fewer than :data:`SUFFIX_LM_ODD`
+of them is not read token by token (see :func:`_ascii_cased`)."""
 
 
 _ODD_SYMBOLS = "[](){}<>\\|^`~*+"
@@ -1535,6 +1540,18 @@ def _quick_bound(tail: str) -> int:
     return symbol_runs + kinds.startswith(b"s") + cased
 
 
+_ASCII = dict.fromkeys(range(128))
+
+
+def _ascii_cased(text: str) -> bool:
+    """Whether every letter of the text that has a case is ASCII (CJK or Arabic letters, which
+    have none, may be there): then a change of case shows in :data:`_ODD_QUICK`'s terms."""
+    if text.isascii():
+        return True
+    rest = text.translate(_ASCII)
+    return rest.upper() == rest.lower()
+
+
 def _suffix(original: str) -> tuple[int, str]:
     """How many of the last :data:`SUFFIX_TOKENS` tokens are :func:`_odd`, and those tokens
     joined (0 and "" for text with code or markup in it, too short to have a suffix, with
@@ -1545,10 +1562,10 @@ def _suffix(original: str) -> tuple[int, str]:
         return 0, ""
     tokens = parts[-SUFFIX_TOKENS:]
     tail = " ".join(tokens)
-    if tail.isascii() and (
+    if _ascii_cased(tail) and (
         _quick_bound(tail) < SUFFIX_LM_ODD or len(_ODD_QUICK.findall(tail)) < SUFFIX_LM_ODD
     ):
-        return 0, ""  # each odd ASCII token holds one of these: too few to count
+        return 0, ""  # each odd token holds one of these: too few to count
     odd = sum(map(_odd, tokens))
     if odd < SUFFIX_LM_ODD or _unbalanced(tail) < SUFFIX_UNBALANCED:
         return 0, ""
@@ -1584,6 +1601,7 @@ _ASSIGNED = re.compile(r"\w=\w")
 _PLAIN = re.compile("[\"'\u2018\u201c(]*[^\\W_][\\w'\u2019-]*+[.,;:!?\"'\u2019\u201d)]*|[.,;:!?-]+")
 """A word (in any script) with the punctuation prose puts around it, or punctuation alone."""
 _CLOSES = {")": "(", "]": "[", "}": "{"}
+_ROUND_SQUARE_CURLY = frozenset("()[]{}")
 _BOUND = (
     r"[ \t]?[-+\u2212]?(?:\d[\d.]*\u03c0?(?:/\d+)?|\u03c0(?:/\d+)?|\u221e|inf(?:inity)?|[a-z])"
     r"[ \t]?"
@@ -1632,6 +1650,8 @@ def _unbalanced(text: str) -> int:
     opened: list[tuple[str, bool]] = []  # (bracket, opened before a plain word)
     stray = 0
     for token in _INTERVAL.sub(" ", text).split():
+        if _ROUND_SQUARE_CURLY.isdisjoint(token):
+            continue
         token = _without_face(token)
         bare = token.rstrip(".,;:!?")
         prose = _WORD_IN_PARENTHESES.fullmatch(bare) is not None and not _odd(bare.strip("()"))

@@ -236,7 +236,17 @@ def _plain_suffix(original: str) -> tuple[int, str]:
 @given(
     st.lists(
         st.sampled_from(
-            ["word", "Word", "wOrd", "WORd", "x", *"[](){}<>\\|^`~*+", "\u00c9t\u00e9"]
+            [
+                "word",
+                "Word",
+                "wOrd",
+                "WORd",
+                "x",
+                *"[](){}<>\\|^`~*+",
+                "\u00c9t\u00e9",
+                "a\u4e2dB",
+                "\u4e2d\u6587",
+            ]
         ),
         max_size=60,
     ),
