@@ -1199,7 +1199,7 @@ _ADDRESS = re.compile(r"[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b"
 """An e-mail address, where a leetspeak stretch with an "@" starts."""
 _CANDIDATE_EXPR = (
     r"(?P<hex>(?:\\x|0x)?[0-9a-f]{24,}|(?:(?:\\x|0x)?[0-9a-f]{2}[ :,]){11,}[0-9a-f]{2})"
-    r"|(?P<split>(?:[a-z][-.*_/|+]){4,}[a-z]|(?: [a-z]){6,} )"
+    r"|(?P<split>(?:[a-z][-.*_/|+]){3,}[a-z]|(?: [a-z]){6,} )"
     r"|(?P<b64>[a-z0-9+/_-]{16,}={0,2})"
     r"|(?P<leet>[a-z]+[0-9@$]+[a-z][a-z0-9@$]*)"
 )
@@ -1319,11 +1319,10 @@ def _obfuscation(original: str, folded: str, maybe: frozenset[str] | None = None
                 return "hex"
         elif kind == "split":
             letters = re.sub(r"[^a-z]", "", stretch)
+            if _HIDDEN_HARM.fullmatch(letters) is not None:
+                return "split_letters"
             least = SPLIT_DOTTED if _DOTTED.fullmatch(stretch) else SPLIT_LETTERS
-            if len(letters) >= least and letters != "".join(sorted(letters)):
-                if _HIDDEN_HARM.fullmatch(letters) is not None:
-                    return "split_letters"
-                spelled = True
+            spelled = spelled or (len(letters) >= least and letters != "".join(sorted(letters)))
         elif kind == "b64":
             # base64 is case-sensitive: decode the stretch as the original text writes it
             if original.isascii():
@@ -1373,15 +1372,17 @@ SPELLED = "spelled"
 harm: people spell names, acronyms, lyrics, DNA strands and answer keys so ("J-O-H-N-S-O-N",
 "R-E-S-P-E-C-T", "W-W-D-W-L"), and the model must agree that they hide one."""
 _HIDDEN_HARM = re.compile(
-    "(?:bomb|explosive|napalm|grenade|molotov|thermite|detonator|weapon|firearm|rifle|pistol"
-    "|gun|ammunition|poison|ricin|sarin|anthrax|toxin|nerveagent|kill|murder|assassinat"
-    "|suicide|selfharm|torture|kidnap|traffick|rape|meth|methamphetamine|cocaine|heroin"
-    "|fentanyl|opioid|drug|narcotic|mdma|hack|malware|ransomware|virus|trojan|keylogger"
-    "|exploit|phish|ddos|botnet|steal|theft|fraud|launder|counterfeit|forge|scam|terrorist"
-    "|terrorism|jihad|nazi|extremist|porn|nude|racist|hate)(?:s|es|e|ing|er|ers|ed|ion)?"
+    "(?:bomb|explosive|napalm|grenade|molotov|thermite|detonator|weapon|firearm|ammunition"
+    "|poison|ricin|anthrax|nerveagent|kill|murder|assassinate|assassination|suicide|selfharm"
+    "|torture|kidnap|traffick|rape|meth|methamphetamine|cocaine|heroin|fentanyl|drug|mdma"
+    "|hack|malware|ransomware|keylogger|exploit|phish|ddos|botnet|steal|theft|fraud|launder"
+    "|counterfeit|scam|terrorist|terrorism|jihad|nazi|extremist|porn|nude|racist|hate)"
+    "(?:s|ing|ed)?"
 )
-"""Words of harm a request hides by splitting their letters ("n-a-p-a-l-m", "m.e.t.h"): the
-letters joined must be one (a name spelled out, "G-U-N-T-H-E-R", is not "gun")."""
+"""Words of harm a request hides by splitting their letters ("n-a-p-a-l-m", "m.e.t.h",
+"b-o-m-b"): the letters joined must be one, with "s", "ing" or "ed" perhaps ("G-U-N-N-A-R"
+is no gun, "H-E-R-O-I-N-E-S" no heroin, "B-O-M-B-E-R" a plane; words with everyday senses,
+forge, trojan, virus, are left out)."""
 _DOTTED = re.compile(r"(?:[a-z]\.)+[a-z]\.?")
 _HEXISH = frozenset("0123456789abcdef")
 _MEMBER = re.compile(r"[a-z]{3,}\$[a-z]{2,}")
@@ -1452,44 +1453,56 @@ MATH_COMMANDS = 2
 :func:`_maths`): optimisation suffixes hold a backslash or two, not a formula's vocabulary."""
 
 
-_FACE = r"[:;=8][-'o^]?(?:([()\[\]{}<>])\1{0,4}|[|\\/*@$03DPpOoSsXxbcL])"
-"""Eyes, a nose perhaps, and a mouth: one bracket, repeated at most five times (":-(",
+_FACE = r"[:;=8][-'o^\u2010\u2011]?(?:([()\[\]{}<>])\1{0,9}|[|\\/*@$03DPpOoSsXxbcL])"
+"""Eyes, a nose perhaps, and a mouth: one bracket, repeated at most ten times (":-(",
 ":((((", ":-]"), or a letter or mark (":P", ":-/")."""
 _EMOTICON = re.compile(
-    rf"[>}}\]]?{_FACE}|[()\[\]dD][-'^]?[:;]|</?3{{1,5}}|\^{{1,3}}[-_.o]?\^{{1,3}};?|>[-_.]?<"
-    r"|[<>]\.[<>]|\\o/|\\\(\^[-_.o]?\^\)/"
+    rf"[>}}\]]?{_FACE}|[()\[\]dD][-'^]?[:;]|(?:</?3{{1,9}}){{1,4}}|\^{{2,9}};*"
+    r"|\^[-_.o~]?[\^~];*|=\^[-_.]\^=|>[-_.]?<|[<>][-_.][<>]|\\o/|\\\(\^[-_.o]?\^\)/"
+    r"|[-=~]{1,3}>|<[-=~]{1,3}|<-{1,3}>|[/\\]?\(\*?\^[-_.o]?\^\*?\)[/\\]?"
 )
-"""A face written in punctuation (":-(", ">:[", "):", "<3", "^^", ">_<", "\\o/"), which a
-token may be (:func:`_without_face`): no part of a suffix, though its brackets stand alone."""
+"""A face written in punctuation (":-(", ">:[", "):", "<3", "^^;", ">_<", "\\o/"), or an
+arrow ("->", "=>", "<--"), which a token may be (:func:`_without_face`): no part of a
+suffix, though its brackets stand alone."""
 _FACE_MARKS = frozenset(":;=8<>^\\")
-"""One of these is in every face :data:`_EMOTICON` reads."""
+"""One of these is in every face or arrow :data:`_EMOTICON` reads."""
 _FACE_AT_END = re.compile(rf"(?<=[^\W\d_]){_FACE}[.,!?]*\Z")
 """A face at the end of a word, written without a space ("thanks:)", "ugh:-(")."""
+_ABOUT = re.compile(r"~\d[\d.,]*[^\W\d_]{0,4}[.,;:!?)]*")
+"""A number said to be about so much ("~10", "~800", "~2h")."""
 
 
 def _without_face(token: str) -> str:
-    """The token less a face it is, or that ends a word ("" for ":-(" or "^^", "ugh" for
-    "ugh:-("; not "@selector(didTap:)", which is code)."""
+    """The token less a face or an arrow it is, or a face that ends a word ("" for ":-(",
+    "^^" or "->", "ugh" for "ugh:-(" and "can't" for "can't:("; not "@selector(didTap:)",
+    which is code)."""
     if _FACE_MARKS.isdisjoint(token):
         return token  # most tokens: no eyes, no heart, no "^", no arms
     if _EMOTICON.fullmatch(token.rstrip(".,!?")) is not None:
         return ""
     if ":" in token or ";" in token or "=" in token or "8" in token:
         glued = _FACE_AT_END.search(token)
-        if glued is not None and token[: glued.start()].isalpha():
+        if glued is not None and _WORDISH.fullmatch(token, 0, glued.start()) is not None:
             return token[: glued.start()]
     return token
+
+
+_WORDISH = re.compile("[^\\W\\d_]+(?:['\u2019][^\\W\\d_]+)*")
+"""A word, an apostrophe in it perhaps ("can't")."""
 
 
 def _odd(token: str) -> bool:
     """A token of the kind optimisation attacks produce: symbols inside a word (once the
     punctuation prose puts around words is set aside), brackets other than round ones
     standing alone (not the ">" that quotes a line), or a word that changes case inside
-    ("equationsnewcommand", "IXancouver"); never a face (:func:`_without_face`). String
-    methods for most tokens: this runs on every prompt's last tokens."""
+    ("equationsnewcommand", "IXancouver"); never a face or an arrow (:func:`_without_face`)
+    nor a number said to be about so much (:data:`_ABOUT`). String methods for most tokens:
+    this runs on every prompt's last tokens."""
     if token.isalpha():
         rest = token[1:]
         return len(token) > 3 and not rest.islower() and not rest.isupper()
+    if token[:1] == "~" and _ABOUT.fullmatch(token) is not None:
+        return False
     if not _FACE_MARKS.isdisjoint(token):
         token = _without_face(token)
     if token.upper() == token.lower():  # no letter in it
@@ -1549,7 +1562,9 @@ def _ascii_cased(text: str) -> bool:
     if text.isascii():
         return True
     rest = text.translate(_ASCII)
-    return rest.upper() == rest.lower()
+    # a cased letter with no other case (mathematical bold letters, "kra") still makes the
+    # string upper or lower
+    return not (rest.isupper() or rest.islower() or rest.upper() != rest.lower())
 
 
 def _suffix(original: str) -> tuple[int, str]:
@@ -1603,12 +1618,15 @@ _PLAIN = re.compile("[\"'\u2018\u201c(]*[^\\W_][\\w'\u2019-]*+[.,;:!?\"'\u2019\u
 _CLOSES = {")": "(", "]": "[", "}": "{"}
 _ROUND_SQUARE_CURLY = frozenset("()[]{}")
 _BOUND = (
-    r"[ \t]?[-+\u2212]?(?:\d[\d.]*\u03c0?(?:/\d+)?|\u03c0(?:/\d+)?|\u221e|inf(?:inity)?|[a-z])"
-    r"[ \t]?"
+    r"[ \t]?[-+\u2212]?(?:\d[\d.]*\u03c0?(?:/\d+)?|\u03c0(?:/\d+)?|\u221e|inf(?:inity)?"
+    r"|[a-z]{1,5}(?:[-+*/]\w{1,3})?)[ \t]?"
 )
-_INTERVAL = re.compile(rf"[\[\](]{_BOUND}[,;]{_BOUND}[\])\[]")
-"""An interval ("[0, 1)", "(3, +∞)", "]0, 1[", "[-π/2, π/2]": bounds that are numbers,
-multiples of π, infinity or one small letter), whose brackets need not match."""
+_INTERVAL = re.compile(
+    rf"[\[(]{_BOUND}[,;]{_BOUND}[\])]|\]{_BOUND}[,;]{_BOUND}[\[\])]|\[{_BOUND}[,;]{_BOUND}\["
+)
+"""An interval ("[0, 1)", "(3, +∞)", "]0, 1[", "[-π/2, π/2]", "[lo, hi+1)": bounds that are
+numbers, multiples of π, infinity or a short name in small letters, plus or times a little),
+whose brackets need not match."""
 _WORD_IN_PARENTHESES = re.compile("\\(?[^\\W_][\\w'\u2019-]*+[.,;:!?]*\\)?")
 """A word with a round bracket at its start, its end or both, as prose writes them."""
 
@@ -1646,10 +1664,18 @@ def _unbalanced(text: str) -> int:
     """Round, square and curly brackets in ``text`` that close nothing or are never closed,
     but those of a face (:func:`_without_face`) or an interval ("[0, 1)": :data:`_INTERVAL`),
     and the round brackets of prose around a plain word: one aside opened and never closed
-    ("(my friend has not seen it"), and any that closes nothing ("b)", "again)")."""
+    ("(my friend has not seen it"), and any that closes nothing ("b)", "again)"); of a run
+    of round brackets that ends the text, those that close nothing count as one (the smile
+    of "ok)))")."""
     opened: list[tuple[str, bool]] = []  # (bracket, opened before a plain word)
     stray = 0
-    for token in _INTERVAL.sub(" ", text).split():
+    tokens = _INTERVAL.sub(" ", text).split()
+    smile = 0
+    if tokens:
+        last = _without_face(tokens[-1])
+        body = last.rstrip(")")
+        tokens[-1], smile = body, len(last) - len(body)
+    for token in tokens:
         if _ROUND_SQUARE_CURLY.isdisjoint(token):
             continue
         token = _without_face(token)
@@ -1663,8 +1689,11 @@ def _unbalanced(text: str) -> int:
                     opened.pop()
                 elif not (prose and c == ")"):
                     stray += 1
+    while smile and opened and opened[-1][0] == "(":  # the closing run closes what it can
+        opened.pop()
+        smile -= 1
     asides = sum(1 for _, before_a_word in opened if before_a_word)
-    return stray + len(opened) - min(asides, 1)
+    return stray + min(smile, 1) + len(opened) - min(asides, 1)
 
 
 def _maths(text: str) -> bool:

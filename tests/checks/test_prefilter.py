@@ -257,6 +257,7 @@ def _plain_suffix(original: str) -> tuple[int, str]:
 @example(
     ["word"] * 12 + ["\u0441\u043b\u043e\u0432\u041e\u0431\u0449\u0435"] * 3 + ["]"], [" "] * 60
 )
+@example(["word"] * 12 + ["a\U0001d40dow", "b\U0001d40eut", "c\U0001d412o", "]"], [" "] * 60)
 def test_the_suffix_count_is_the_plain_one(tokens: list[str], spaces: list[str]) -> None:
     original = "".join(t + s for t, s in zip(tokens, spaces, strict=False))
     assert attack_signals._suffix(original) == _plain_suffix(original)
