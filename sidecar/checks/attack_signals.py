@@ -1204,8 +1204,9 @@ _CANDIDATE_EXPR = (
     r"|(?P<leet>[a-z]+[0-9@$]+[a-z][a-z0-9@$]*)"
 )
 """Stretches that may be encoded: hex runs, letters split by separators (before base64, whose
-letters hold theirs), base64 runs, leetspeak words. One search for all of them (with RE2 where it is installed, ten times faster
-than :mod:`re` on this), then each stretch is read on its own."""
+letters hold theirs), base64 runs, leetspeak words. One search for all of them (with RE2
+where it is installed, ten times faster than :mod:`re` on this), then each stretch is read
+on its own."""
 _CANDIDATES: Any = (_re2 or re).compile(_CANDIDATE_EXPR)
 _ASCII_CANDIDATES: Any = _re2.compile(_CANDIDATE_EXPR.encode()) if _re2 is not None else None
 """The same search over an ASCII text's bytes, whose offsets are its characters': RE2's
