@@ -1320,10 +1320,13 @@ def _obfuscation(original: str, folded: str, maybe: frozenset[str] | None = None
                 return "hex"
         elif kind == "split":
             letters = re.sub(r"[^a-z]", "", stretch)
-            if _HIDDEN_HARM.fullmatch(letters) is not None:
+            harm = _HIDDEN_HARM.fullmatch(letters) is not None
+            if harm and len(letters) >= SPLIT_HARM:
                 return "split_letters"
             least = SPLIT_DOTTED if _DOTTED.fullmatch(stretch) else SPLIT_LETTERS
-            spelled = spelled or (len(letters) >= least and letters != "".join(sorted(letters)))
+            spelled = (
+                spelled or harm or (len(letters) >= least and letters != "".join(sorted(letters)))
+            )
         elif kind == "b64":
             # base64 is case-sensitive: decode the stretch as the original text writes it
             if original.isascii():
@@ -1374,16 +1377,17 @@ harm: people spell names, acronyms, lyrics, DNA strands and answer keys so ("J-O
 "R-E-S-P-E-C-T", "W-W-D-W-L"), and the model must agree that they hide one."""
 _HIDDEN_HARM = re.compile(
     "(?:bomb|explosive|napalm|grenade|molotov|thermite|detonator|weapon|firearm|ammunition"
-    "|poison|ricin|anthrax|nerveagent|kill|murder|assassinate|assassination|suicide|selfharm"
-    "|torture|kidnap|traffick|rape|meth|methamphetamine|cocaine|heroin|fentanyl|drug|mdma"
-    "|hack|malware|ransomware|keylogger|exploit|phish|ddos|botnet|steal|theft|fraud|launder"
-    "|counterfeit|scam|terrorist|terrorism|jihad|nazi|extremist|porn|nude|racist|hate)"
-    "(?:s|ing|ed)?"
+    "|poison|ricin|anthrax|nerveagent|murder|assassinate|assassination|suicide|selfharm"
+    "|torture|kidnap|traffick|rape|methamphetamine|cocaine|heroin|fentanyl|malware"
+    "|ransomware|keylogger|exploit|phish|ddos|botnet|fraud|launder|counterfeit|terrorist"
+    "|terrorism|jihad|extremist|racist)(?:s|ing|ed)?"
 )
-"""Words of harm a request hides by splitting their letters ("n-a-p-a-l-m", "m.e.t.h",
-"b-o-m-b"): the letters joined must be one, with "s", "ing" or "ed" perhaps ("G-U-N-N-A-R"
-is no gun, "H-E-R-O-I-N-E-S" no heroin, "B-O-M-B-E-R" a plane; words with everyday senses,
-forge, trojan, virus, are left out)."""
+"""Words of harm a request hides by splitting their letters ("n-a-p-a-l-m", "b.o.m.b.s"): the
+letters joined must be one, of :data:`SPLIT_HARM` letters or more, with "s", "ing" or "ed"
+perhaps ("H-E-R-O-I-N-E-S" is no heroin, "B-O-M-B-E-R" a plane). Words with everyday senses
+are left out (hate, hack, kill, steal, scam, drug, theft: "life H-A-C-K-S", "K-I-L-L-I-N-G
+it"), and shorter words are a cue ("the concert was the B-O-M-B", "M.D.M.A.")."""
+SPLIT_HARM = 5
 _DOTTED = re.compile(r"(?:[a-z]\.)+[a-z]\.?")
 _HEXISH = frozenset("0123456789abcdef")
 _MEMBER = re.compile(r"[a-z]{3,}\$[a-z]{2,}")
@@ -1458,19 +1462,23 @@ _FACE = r"[:;=8][-'o^\u2010\u2011]?(?:([()\[\]{}<>])\1{0,9}|[|\\/*@$03DPpOoSsXxb
 """Eyes, a nose perhaps, and a mouth: one bracket, repeated at most ten times (":-(",
 ":((((", ":-]"), or a letter or mark (":P", ":-/")."""
 _EMOTICON = re.compile(
-    rf"[>}}\]]?{_FACE}|[()\[\]dD][-'^]?[:;]|(?:</?3{{1,9}}){{1,4}}|\^{{2,9}};*"
+    rf"(?:[>}}\]](?=[:;]))?{_FACE}|[()\[\]dD][-'^]?[:;]|(?:</?3{{1,9}}){{1,4}}|\^{{2,9}};*"
     r"|\^[-_.o~]?[\^~];*|=\^[-_.]\^=|>[-_.]?<|[<>][-_.][<>]|\\o/|\\\(\^[-_.o]?\^\)/"
-    r"|[-=~]{1,3}>|<[-=~]{1,3}|<-{1,3}>|[/\\]?\(\*?\^[-_.o]?\^\*?\)[/\\]?"
+    r"|[/\\d]?\(\*?(?:\^[-_.o]?\^|>[-_.]?<)\*?;*\)[/\\vb]?"
+    r"|[-=~\u2013\u2014]{1,3}>{1,2}|<[-~]{1,3}|<=|<-{1,3}>"
 )
-"""A face written in punctuation (":-(", ">:[", "):", "<3", "^^;", ">_<", "\\o/"), or an
-arrow ("->", "=>", "<--"), which a token may be (:func:`_without_face`): no part of a
-suffix, though its brackets stand alone."""
+"""A face written in punctuation (":-(", ">:[", "):", "<3", "^^;", ">_<", "(^_^;)", "\\o/"),
+an arrow ("->", "=>", "—>", "<--") or "<=", which a token may be (:func:`_without_face`): no
+part of a suffix, though its brackets stand alone. Brows go with ":" or ";" for eyes only
+(">:(", not "]=>")."""
 _FACE_MARKS = frozenset(":;=8<>^\\")
 """One of these is in every face or arrow :data:`_EMOTICON` reads."""
 _FACE_AT_END = re.compile(rf"(?<=[^\W\d_]){_FACE}[.,!?]*\Z")
 """A face at the end of a word, written without a space ("thanks:)", "ugh:-(")."""
-_ABOUT = re.compile(r"~\d[\d.,]*[^\W\d_]{0,4}[.,;:!?)]*")
-"""A number said to be about so much ("~10", "~800", "~2h")."""
+_ABOUT = re.compile(
+    r"[(\[]?~[$€£]?\d[\d.,:]*+(?:[-\u2013]\d[\d.,]*+)?(?:%|\+|[^\W\d_]{0,5})[.,;:!?)\]]*"
+)
+"""A number said to be about so much ("~10", "(~$20)", "~30%", "~1-2h", "~3:30pm")."""
 
 
 def _without_face(token: str) -> str:
@@ -1502,7 +1510,7 @@ def _odd(token: str) -> bool:
     if token.isalpha():
         rest = token[1:]
         return len(token) > 3 and not rest.islower() and not rest.isupper()
-    if token[:1] == "~" and _ABOUT.fullmatch(token) is not None:
+    if "~" in token[:2] and _ABOUT.fullmatch(token) is not None:
         return False
     if not _FACE_MARKS.isdisjoint(token):
         token = _without_face(token)
@@ -1558,14 +1566,18 @@ _ASCII = dict.fromkeys(range(128))
 
 
 def _ascii_cased(text: str) -> bool:
-    """Whether every letter of the text that has a case is ASCII (CJK or Arabic letters, which
-    have none, may be there): then a change of case shows in :data:`_ODD_QUICK`'s terms."""
+    """Whether :data:`_ODD_QUICK` sees every change of case in the text: its cased letters are
+    ASCII (CJK or Arabic letters, which have no case, may be there, but not against an ASCII
+    letter, where they would hide "sure中Here"'s change of case)."""
     if text.isascii():
         return True
+    if _LETTER_AGAINST_OTHER.search(text) is not None:
+        return False
     rest = text.translate(_ASCII)
-    # a cased letter with no other case (mathematical bold letters, "kra") still makes the
-    # string upper or lower
-    return not (rest.isupper() or rest.islower() or rest.upper() != rest.lower())
+    return (rest + "a").islower() and (rest + "A").isupper()  # no cased letter in the rest
+
+
+_LETTER_AGAINST_OTHER = re.compile(r"[A-Za-z][^\x00-\x7f]|[^\x00-\x7f][A-Za-z]")
 
 
 def _suffix(original: str) -> tuple[int, str]:
@@ -1625,9 +1637,10 @@ _BOUND = (
 _INTERVAL = re.compile(
     rf"[\[(]{_BOUND}[,;]{_BOUND}[\])]|\]{_BOUND}[,;]{_BOUND}[\[\])]|\[{_BOUND}[,;]{_BOUND}\["
 )
-"""An interval ("[0, 1)", "(3, +∞)", "]0, 1[", "[-π/2, π/2]", "[lo, hi+1)": bounds that are
-numbers, multiples of π, infinity or a short name in small letters, plus or times a little),
-whose brackets need not match."""
+"""What may be an interval ("[0, 1)", "(3, +∞)", "]0, 1[", "[-π/2, π/2]", "[lo, hi+1)":
+bounds that are numbers, multiples of π, infinity or a short name in small letters with a
+little added, taken away, multiplied or divided), whose brackets need not match; see
+:func:`_intervals` for which are."""
 _WORD_IN_PARENTHESES = re.compile("\\(?[^\\W_][\\w'\u2019-]*+[.,;:!?]*\\)?")
 """A word with a round bracket at its start, its end or both, as prose writes them."""
 
@@ -1663,26 +1676,23 @@ def _request_then_suffix(original: str) -> bool:
 
 def _unbalanced(text: str) -> int:
     """Round, square and curly brackets in ``text`` that close nothing or are never closed,
-    but those of a face (:func:`_without_face`) or an interval ("[0, 1)": :data:`_INTERVAL`),
+    but those of a face (:func:`_without_face`) or an interval ("[0, 1)": :func:`_intervals`),
     and the round brackets of prose around a plain word: one aside opened and never closed
-    ("(my friend has not seen it"), and any that closes nothing ("b)", "again)"); of a run
-    of round brackets that ends the text, those that close nothing count as one (the smile
-    of "ok)))")."""
+    ("(my friend has not seen it"), and any that closes nothing ("b)", "again)"). A run of
+    round brackets that ends a token closes what it can, and of the rest counts one (the
+    smile of "ok)))" or "thanks))")."""
     opened: list[tuple[str, bool]] = []  # (bracket, opened before a plain word)
     stray = 0
-    tokens = _INTERVAL.sub(" ", text).split()
-    smile = 0
-    if tokens:
-        last = _without_face(tokens[-1])
-        body = last.rstrip(")")
-        tokens[-1], smile = body, len(last) - len(body)
-    for token in tokens:
+    for token in _intervals(text).split():
         if _ROUND_SQUARE_CURLY.isdisjoint(token):
             continue
-        token = _without_face(token)
-        bare = token.rstrip(".,;:!?")
-        prose = _WORD_IN_PARENTHESES.fullmatch(bare) is not None and not _odd(bare.strip("()"))
-        for c in token:
+        token = _without_face(token).rstrip(".,;:!?")
+        body = token.rstrip(")")
+        run = len(token) - len(body)
+        if run < 2:
+            body, run = token, 0
+        prose = _WORD_IN_PARENTHESES.fullmatch(body) is not None and not _odd(body.strip("()"))
+        for c in body:
             if c in "([{":
                 opened.append((c, prose and c == "("))
             elif c in _CLOSES:
@@ -1690,11 +1700,27 @@ def _unbalanced(text: str) -> int:
                     opened.pop()
                 elif not (prose and c == ")"):
                     stray += 1
-    while smile and opened and opened[-1][0] == "(":  # the closing run closes what it can
-        opened.pop()
-        smile -= 1
+        while run and opened and opened[-1][0] == "(":  # the closing run closes what it can
+            opened.pop()
+            run -= 1
+        stray += min(run, 1)
     asides = sum(1 for _, before_a_word in opened if before_a_word)
-    return stray + min(smile, 1) + len(opened) - min(asides, 1)
+    return stray + len(opened) - min(asides, 1)
+
+
+def _intervals(text: str) -> str:
+    """The text with its intervals (:data:`_INTERVAL`) blanked: those with a number, π,
+    infinity or "inf" for a bound, or one letter for each ("[a, b)")."""
+    if "," not in text and ";" not in text:
+        return text
+    return _INTERVAL.sub(_blank_interval, text)
+
+
+def _blank_interval(m: re.Match[str]) -> str:
+    bounds = m.group()[1:-1]
+    numeric = any(c.isdigit() or c in "\u03c0\u221e" for c in bounds) or "inf" in bounds
+    letters = [b.strip(" \t+-\u2212") for b in re.split("[,;]", bounds)]
+    return " " if numeric or all(len(b) == 1 for b in letters) else m.group()
 
 
 def _maths(text: str) -> bool:
