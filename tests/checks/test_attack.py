@@ -694,11 +694,17 @@ def test_the_written_one_line_prompts_that_end_in_symbols_keep_their_figures() -
     to leave a bracket unmatched). ``symbols_a``: none is read as a suffix, the two flagged
     ask about leetspeak. ``symbols_b``: three pastes cut off inside brackets are.
     ``symbols_c`` (held out for the suffix reading): two, a vim key sequence and terminal
-    escape codes. ``symbols_d`` (held out, everyday messages): none (17 at 6afb657, 13 of
-    them words spelled out letter by letter)."""
+    escape codes. ``symbols_d`` and ``symbols_e`` (held out, everyday messages): none (17
+    and 5 at 6afb657, 13 of the 17 words spelled out letter by letter)."""
     path = Path(__file__).resolve().parents[2] / "bench" / "data" / "written_prompts.json"
     sets = {s["name"]: s["rows"] for s in json.loads(path.read_text("utf-8"))["sets"]}
-    ceilings = {"symbols_a": (0, 2), "symbols_b": (3, 3), "symbols_c": (2, 2), "symbols_d": (0, 0)}
+    ceilings = {
+        "symbols_a": (0, 2),
+        "symbols_b": (3, 3),
+        "symbols_c": (2, 2),
+        "symbols_d": (0, 0),
+        "symbols_e": (0, 0),
+    }
     for name, (as_suffix, flagged) in ceilings.items():
         found = CHECK.assess_many([r["prompt"] for r in sets[name]])
         assert all(r["attack"] is False for r in sets[name])
