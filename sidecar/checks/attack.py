@@ -204,7 +204,7 @@ class AttackAttempt(Check[AttackParams]):
         model = self.model is not None
         cued = [s.technique for s in found if not s.sure and model and p >= self._agree(s.cue)]
         techniques = sure + cued
-        if not techniques and p >= alone and self.model is not None:
+        if not techniques and p >= alone and model:
             techniques = [LEARNED]
         if not techniques:
             cues = tuple(s.technique for s in found)

@@ -1508,8 +1508,7 @@ def _odd(token: str) -> bool:
     nor a number said to be about so much (:data:`_ABOUT`). String methods for most tokens:
     this runs on every prompt's last tokens."""
     if token.isalpha():
-        rest = token[1:]
-        return len(token) > 3 and not rest.islower() and not rest.isupper()
+        return _changes_case(token)
     if "~" in token[:2] and _ABOUT.fullmatch(token) is not None:
         return False
     if not _FACE_MARKS.isdisjoint(token):
@@ -1520,8 +1519,13 @@ def _odd(token: str) -> bool:
     token = token.lstrip("([{\"'").rstrip(".,;:!?)]}\"'")
     if not token.isalpha():
         return not _SYMBOLS.isdisjoint(token)
-    rest = token[1:]
-    return len(token) > 3 and not rest.islower() and not rest.isupper()
+    return _changes_case(token)
+
+
+def _changes_case(word: str) -> bool:
+    """Whether a word of four letters or more changes case after its first letter."""
+    rest = word[1:]
+    return len(word) > 3 and not rest.islower() and not rest.isupper()
 
 
 _ODD_QUICK = re.compile(r"[\[\](){}<>\\|^`~*+]+|[a-z][A-Z]|[A-Z][A-Z][a-z]")
@@ -1719,8 +1723,8 @@ def _intervals(text: str) -> str:
 def _blank_interval(m: re.Match[str]) -> str:
     bounds = m.group()[1:-1]
     numeric = any(c.isdigit() or c in "\u03c0\u221e" for c in bounds) or "inf" in bounds
-    letters = [b.strip(" \t+-\u2212") for b in re.split("[,;]", bounds)]
-    return " " if numeric or all(len(b) == 1 for b in letters) else m.group()
+    sides = bounds.replace(";", ",").split(",")
+    return " " if numeric or all(len(b.strip(" \t+-\u2212")) == 1 for b in sides) else m.group()
 
 
 def _maths(text: str) -> bool:
