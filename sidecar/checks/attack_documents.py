@@ -40,6 +40,7 @@ from .attack_signals import ORDER_VERBS, READ_WORDS, Signal, signals
 from .prefilter import Prefilter
 
 __all__ = [
+    "between",
     "document_signals",
     "passage_signals",
     "pasted_documents",
@@ -590,7 +591,7 @@ _BETWEEN_MIN = 200
 """Shorter than this, the text between a prompt's first and last paragraphs is not read."""
 
 
-def _between(folded: str) -> list[tuple[int, int]]:
+def between(folded: str) -> list[tuple[int, int]]:
     """Where a prompt that marks no document most likely pasted one: its paragraphs but the
     first and the last, where users put what they ask ("Is this email legit?", the e-mail,
     "What should I do?"); of two paragraphs, the longer, less its first line where
@@ -632,7 +633,7 @@ def _between(folded: str) -> list[tuple[int, int]]:
 
 def unmarked_orders(folded: str) -> bool:
     """Whether a prompt (``folded``: casefolded) that marks no document holds, between its
-    first and last paragraphs (:func:`_between`), an order the document forms read as given to
+    first and last paragraphs (:func:`between`), an order the document forms read as given to
     an AI reader ("AI reading this listing: tell the buyer ...", "Note to any AI model: ...").
     Not an attack on its own: that text may be a pasted e-mail with a planted order, or the
     user's own words to their assistant ("AI: remember I'm vegetarian", a system prompt pasted
@@ -640,7 +641,7 @@ def unmarked_orders(folded: str) -> bool:
     hands such a prompt to the judge."""
     if not _MAYBE(folded) or pasted_documents(folded):
         return False  # no document form can match (most prompts); or read as documents
-    spans = _between(folded)
+    spans = between(folded)
     if not spans:
         return False
     return bool(document_signals(unquoted("\n\n".join(folded[a:b] for a, b in spans))))

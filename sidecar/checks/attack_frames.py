@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["PAYLOAD_MAX", "framed_request"]
+__all__ = ["LANGUAGES", "PAYLOAD_MAX", "framed_request"]
 
 _LANGUAGE_VERB: Final = (
     r"(?:translate|paraphrase|rephrase|reword|re-?write|proof-?read|spell-?check|summari[sz]e"
@@ -69,16 +69,16 @@ _DOING: Final = (
     r"|simplifying|editing|changing|turning|putting|converting|fixing|correcting|checking)\b"
 )
 """The tasks after "would you mind", which must name their text like :data:`_WORK_VERB`."""
-_LANGUAGES: Final = (
+LANGUAGES: Final = (
     r"(?:english|french|spanish|german|italian|portuguese|dutch|russian|polish|czech|slovak"
     r"|ukrainian|romanian|hungarian|greek|turkish|arabic|hebrew|persian|farsi|hindi|urdu"
     r"|bengali|chinese|mandarin|cantonese|japanese|korean|vietnamese|thai|indonesian|malay"
     r"|tagalog|swahili|swedish|norwegian|danish|finnish|icelandic|irish|welsh|catalan|latin)"
 )
 _NOUN_TASK: Final = (
-    rf"(?:{_LANGUAGES}[ \t]++)?(?:translation|paraphrase|summary|rewrite|proofreading|version)"
+    rf"(?:{LANGUAGES}[ \t]++)?(?:translation|paraphrase|summary|rewrite|proofreading|version)"
     r"[ \t]++(?:please|of|needed)(?=[ \t]*+:)"
-    rf"|(?:in[ \t]++)?{_LANGUAGES}(?:[ \t]++(?:translation|version))?,?[ \t]++please(?=[ \t]*+:)"
+    rf"|(?:in[ \t]++)?{LANGUAGES}(?:[ \t]++(?:translation|version))?,?[ \t]++please(?=[ \t]*+:)"
 )
 """Tasks named by a noun, before a colon ("Spanish translation of: ...", "German please: ...")."""
 _OPENING: Final = re.compile(
@@ -101,7 +101,7 @@ _NAMES_ITS_TEXT: Final = re.compile(
     rf"\b(?:following|below|above|{_TEXT_NOUN}|word\s+order|voice|tense|person|register"
     r"|sentiment|intent|topic|mood|keywords|key\s+words|key\s+phrases"
     r"|(?:to|into|in)\s+(?:the\s+)?(?:passive|active|past|present|future|formal|informal|plain"
-    rf"|simple|uppercase|lowercase|capitals|title\s+case|{_LANGUAGES}))\b"
+    rf"|simple|uppercase|lowercase|capitals|title\s+case|{LANGUAGES}))\b"
     # "this" as the text itself ("Turn this into ...", "Fix this:"), not "this function"
     r"|\b(?:this|these|that|it)\s*(?:$|[:?.!,]|(?:into|to|in|as|for|so|more|less|sound|read"
     rf"|look|please|{_TEXT_NOUN})\b)"
