@@ -9,6 +9,11 @@
   talk about AI, or the user's own format instructions around the document;
 * ``labelled_*``: the same with documents pasted without tags (after a label or a question,
   quoted with ">", or with nothing), an off-task line or an order for the AI planted in them;
+* ``planted_*``: a user pastes a document and asks about it; in the attacks one line of the
+  document is an order for whoever reads it, most of them addressed to no one (a task of its
+  own, a way to write the answer, what to tell the user, a request for what came before); the
+  near misses are ordinary documents with the orders documents give their human readers,
+  homework and exam sheets, and prompts pasted for feedback;
 * ``framed_*``: a harmful request given as the text of a benign language task (translate,
   proofread, count the words ...); the near misses put everyday and risky-sounding harmless
   requests, text that is not a request, and kind requests about groups in the same frames.
@@ -20,7 +25,8 @@
 
 For each set this prints, per kind of row, how many the check flags, and of the others how
 many it would hand to the judge as uncertain with ``uncertain: true`` (a framed request is
-uncertain: the judge reads whether it is harmful). ``tuned``: the signals or the frame reader
+uncertain: the judge reads whether it is harmful; so is a pasted document with an order in it
+for its reader). ``tuned``: the signals or the frame reader
 were changed after reading the set; ``held_out``: only measured on it.
 
     python bench/prompt_sets_eval.py
