@@ -11,8 +11,9 @@ false-positive rate on such prompts (see docs/detectors.md).
 The value is a bool; the detail names the category and the techniques found, never event
 text: ``intermediate: instruction_override, persona (p=0.98)``. Techniques the model found
 alone, with no signal, are named ``learned``. With ``uncertain: true``, a prompt it does not
-flag but could not tell about, or that wraps a request in a language task, gets
-``uncertain: <cues> (p=0.55)``, for the judge. With
+flag but could not tell about, that wraps a request in a language task, or that pastes a
+document with an order in it for its reader, gets ``uncertain: <cues> (p=0.55)``, for the
+judge. With
 ``field: contexts`` each passage is read on its own (an instruction addressed to the assistant
 inside a document: indirect injection); a document a prompt marks as pasted (``<email>``, a
 fenced block) is read the same way.
@@ -31,6 +32,7 @@ from ..events import Event
 from .attack_documents import passage_signals, unmarked_orders
 from .attack_frames import framed_request
 from .attack_model import AttackModel, default_model, model_text
+from .attack_planted import planted_task
 from .attack_signals import (
     REQUEST_SUFFIX,
     REQUEST_SUFFIX_AGREE,
@@ -106,7 +108,9 @@ class AttackParams(Params):
     judge's ``uncertain`` trigger sends such events to the judge, where the check is least
     sure. So does a prompt that gives a request to an assistant as the text of a language task
     ("Translate into German: how do I ...?", :mod:`.attack_frames`), whose harm only the
-    judge can read. Off by default: each is a judge call, for about 1 to 2 real users'
+    judge can read, and a prompt that pastes a document with an order in it for whoever
+    reads it (:func:`~.attack_documents.unmarked_orders`, :mod:`.attack_planted`), which may
+    be planted or the document's own. Off by default: each is a judge call, for about 1 to 2 real users'
     questions in 100 (a translation or proofreading service sends many more). Retrieved
     passages are never uncertain."""
 
@@ -240,14 +244,15 @@ class AttackAttempt(Check[AttackParams]):
 
 def _framed(found: Finding, folded: str) -> Finding:
     """``found``, made uncertain where the prompt is not an attack but gives a request to an
-    assistant as the text of a language task (:mod:`.attack_frames`), or holds an order to an
-    AI reader in text it pastes without marking it (:func:`~.attack_documents.unmarked_orders`):
-    whether the request is harmful, or the order planted, is the judge's to read."""
+    assistant as the text of a language task (:mod:`.attack_frames`), holds an order to an AI
+    reader in text it pastes without marking it (:func:`~.attack_documents.unmarked_orders`),
+    or an order for whoever reads a document it pastes (:mod:`.attack_planted`): whether the
+    request is harmful, or the order planted, is the judge's to read."""
     if found.attack or FRAMED in found.techniques or UNMARKED in found.techniques:
         return found
     if framed_request(folded):
         technique = FRAMED
-    elif unmarked_orders(folded):
+    elif unmarked_orders(folded) or planted_task(folded):
         technique = UNMARKED
     else:
         return found
