@@ -110,9 +110,9 @@ class AttackParams(Params):
     ("Translate into German: how do I ...?", :mod:`.attack_frames`), whose harm only the
     judge can read, and a prompt that pastes a document with an order in it for whoever
     reads it (:func:`~.attack_documents.unmarked_orders`, :mod:`.attack_planted`), which may
-    be planted or the document's own. Off by default: each is a judge call, for about 1 to 2 real users'
-    questions in 100 (a translation or proofreading service sends many more). Retrieved
-    passages are never uncertain."""
+    be planted or the document's own. Off by default: each is a judge call, for about 1 to 2
+    real users' questions in 100 (a translation or proofreading service sends many more, a
+    tutoring service some). Retrieved passages are never uncertain."""
 
 
 @register

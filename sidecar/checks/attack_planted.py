@@ -52,17 +52,18 @@ __all__ = ["planted_task"]
 _LEAD: Final = re.compile(
     r"[\s>*#\u2022\u00b7\-\u2013\u2014\[(<!|]*+(?:\d{1,2}[.)][ \t]++)?"
     r"(?:(?:p\.?[ \t]*+s\.?|n\.?[ \t]*+b\.?|note|important|reminder|also|and|then|now|finally"
-    r"|first|additionally|lastly)[ \t]*+[:,.\-\u2013\u2014]?[ \t]*+)?"
+    r"|first|additionally|lastly)(?:[ \t]*+[:,.\-\u2013\u2014][ \t]*+|[ \t]++))?"
     r"(?:(?:before|after|below|above|under|at[ \t]++the[ \t]++(?:end|start|top|bottom)[ \t]++of)"
     r"[ \t]++(?:anything[ \t]++else|doing[ \t]++anything|your[ \t]++(?:answer|reply|response"
-    r"|summary)|answering|replying|responding|summari[sz]ing)[ \t]*+,?[ \t]*+)?"
+    r"|summary)|answering|replying|responding|summari[sz]ing)(?:[ \t]*+,[ \t]*+|[ \t]++))?"
     r"(?:(?:please|kindly|just)[ \t]++)?(?:(?:make[ \t]++sure|be[ \t]++sure|remember)[ \t]++"
     r"(?:to|that[ \t]++you)[ \t]++)?"
     # before a reader addressed as a machine: "to any ai model reading this: ..."
     r"(?:(?:to|for|dear)[ \t]++)?(?:(?:the|any|all)[ \t]++)?"
 )
 """What may come before the order in a line: bullets, brackets, "P.S.", "before anything
-else,", "please", "make sure to", "to any" (before an address)."""
+else,", "please", "make sure to", "to any" (before an address). It ends in a space or a mark,
+never in a letter: the order then opens a word."""
 _NUMBER: Final = r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|some|\d{1,3})"
 _LITERARY: Final = (
     r"(?:poems?|haikus?|limericks?|sonnets?|odes?|ballads?|rhymes?|stor(?:y|ies)"

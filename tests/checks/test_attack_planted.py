@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from sidecar.checks import attack_planted
 from sidecar.checks.attack import UNMARKED, AttackAttempt, AttackParams
 from sidecar.checks.attack_planted import planted_task
 from sidecar.checks.base import CheckContext
@@ -195,3 +196,18 @@ def test_the_written_sets_of_planted_orders_keep_their_figures() -> None:
     assert unsure[("planted_a", True)] >= 35 and unsure[("planted_a", False)] <= 4
     assert unsure[("planted_b", True)] >= 11 and unsure[("planted_b", False)] <= 3
     assert unsure[("planted_c", True)] >= 52 and unsure[("planted_c", False)] <= 5
+
+
+def test_the_prefilter_lets_through_every_form_that_matches(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The RE2 pass only saves work: over the written prompts (and the same prompts glued to
+    the words before them), reading every form gives the same verdicts."""
+    data = json.loads((REPO / "bench" / "data" / "written_prompts.json").read_text("utf-8"))
+    texts = [fold(r["prompt"]) for s in data["sets"] for r in s["rows"]]
+    texts += [t.replace("\n", "\nalso") for t in texts[::7]]
+    fast = [planted_task(t) for t in texts]
+    everything = attack_planted._MAYBE.everything
+    monkeypatch.setattr(attack_planted, "_MAYBE", lambda text: everything)
+    assert [planted_task(t) for t in texts] == fast
+    assert sum(fast) > 100
