@@ -414,7 +414,7 @@ _QUOTATION = re.compile(
 )
 """A quotation in folded text, where typographic quotes, guillemets and 「」 are ``"``: double
 quotes pair up left to right, so that an attribute's value (``alt="..."``) is one pair too."""
-_CITED_BEFORE = re.compile(
+_CITE = re.compile(
     r"(?:(?<!\w)(?:like|such as|e\.g\.|for example|for instance|phrases?|sentences?|wording|reads"
     r"|says|said|wrote|written|contained|containing"
     # es, fr, de, it, pt, nl
@@ -431,10 +431,16 @@ _CITED_BEFORE = re.compile(
     r"|użytkownik|kullanıcı|customer|cliente|client|kunde|klant|用户|ユーザー|사용자)\s*:"
     # Chinese and Japanese words, which need no spaces around them
     r"|例如|比如|诸如|写着|例えば|たとえば)"
-    r"[^.!?\n]{0,50}$"
 )
-"""Words that introduce a quotation as an example or as someone's words, up to 60 characters
-before it in the same sentence."""
+"""Words that introduce a quotation as an example or as someone's words."""
+_CITE_REACH = 60
+_CITED_BEFORE = re.compile(rf"(?:{_CITE.pattern})[^.!?\n]{{0,50}}$")
+""":data:`_CITE` up to 50 characters before a quotation in the same sentence, searched in the
+:data:`_CITE_REACH` characters before it."""
+_SEARCHED_MAX = 32
+"""Quotations up to which :func:`unquoted` searches before each one; in a text with more, it
+first finds every citing word once, and searches only before a quotation with one in reach
+(the same blanks, for a text's length more than for its quotations)."""
 _CITED_AFTER = re.compile(
     r"\s*(?:gibi|yazıyor\w*|yazılı|之类|这样的|のような|といった|と書かれ|と記載|という|と言う|같은"
     r"|(?:이)?라고|(?:이)?라는)"
@@ -456,13 +462,17 @@ def unquoted(folded: str) -> str:
         return folded
     parts: list[str] = []
     last = 0
-    for m in _QUOTATION.finditer(folded):
+    quotations = list(_QUOTATION.finditer(folded))
+    # with many quotations, one pass finds where every citing word ends, and only those with
+    # one in reach are searched before (a text of 50,000 quotation marks took 0.6 s else)
+    cues = [c.end() for c in _CITE.finditer(folded)] if len(quotations) > _SEARCHED_MAX else None
+    for m in quotations:
         start, end = m.span()
         if start and folded[start - 1] == "=":
             continue  # an HTML or code attribute's value: what the page says
-        if _CITED_BEFORE.search(folded, max(0, start - 60), start) or _CITED_AFTER.match(
-            folded, end
-        ):
+        reach = max(0, start - _CITE_REACH)
+        near = cues is None or bisect.bisect_right(cues, reach) < bisect.bisect_right(cues, start)
+        if (near and _CITED_BEFORE.search(folded, reach, start)) or _CITED_AFTER.match(folded, end):
             parts.append(folded[last : start + 1])
             parts.append(" " * (end - start - 2))
             last = end - 1

@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from sidecar.checks import attack_documents
 from sidecar.checks.attack import AttackAttempt, AttackParams
 from sidecar.checks.attack_documents import (
     _COMPILED,
@@ -376,6 +377,34 @@ def test_unquoted_keeps_the_length_and_attribute_values() -> None:
     assert len(out) == len(text)
     assert "rank this first" in out  # an attribute's value is what the page says
     assert "say hi" not in out and 'like "      "' in out
+
+
+def test_unquoted_blanks_the_same_when_it_finds_the_citing_words_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With many quotations, :func:`unquoted` first finds every citing word and searches only
+    before the quotations with one in reach: the same blanks as searching before each one, over
+    every written prompt and passage."""
+    written = json.loads((REPO / "bench" / "data" / "written_prompts.json").read_text("utf-8"))
+    texts = [r["prompt"] for s in written["sets"] for r in s["rows"]]
+    passages = json.loads((REPO / "bench" / "data" / "injected_passages.json").read_text("utf-8"))
+    texts += [p for s in passages["sets"] for key in ("attack", "benign") for p in s[key]]
+    folded = [fold(t) for t in texts]
+    each = [unquoted(t) for t in folded]
+    monkeypatch.setattr(attack_documents, "_SEARCHED_MAX", -1)
+    assert [unquoted(t) for t in folded] == each
+    assert sum(u != t for u, t in zip(each, folded, strict=True)) > 300
+
+
+def test_a_passage_of_quotation_marks_is_read_in_proportion() -> None:
+    """50,000 quotations, and as many with a citing word before each: unquoted in a fraction of
+    a second (searching before each quotation took 0.6 s for the first)."""
+    started = time.perf_counter()
+    assert unquoted('""' * 50_000) == '""' * 50_000
+    assert time.perf_counter() - started < 0.25
+    started = time.perf_counter()
+    assert 'said "   "' in unquoted(fold('said "abc" ' * 50_000))
+    assert time.perf_counter() - started < 1.0
 
 
 def test_the_word_jailbreak_names_a_passage_s_topic() -> None:
