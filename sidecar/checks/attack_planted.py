@@ -291,10 +291,6 @@ tasks too ("She loves dinosaurs. Write a short poem for the invitation.")."""
 _NESTED_MAX: Final = 8
 """How many documents read before another is looked for inside them (a fenced block inside a
 tagged document, read once); a prompt of many pasted blocks is not compared pairwise."""
-_QUOTES_MAX: Final = 1000
-"""A document with more quotation marks than this is read as it is, its quotations not
-blanked (which costs about 10 µs each): it may then go to the judge for an example it
-quotes."""
 _LEAD_MAX: Final = 200
 """How far before an order :func:`_opens` looks for where its line or sentence starts."""
 _WORD: Final = re.compile(r"\w")
@@ -388,8 +384,7 @@ def planted_task(folded: str) -> bool:
         # blanked, past a quoted full stop, comma or "you", is not found)
         found = [form for form in tasks if _found(form, document)]
         if found:
-            quotes = sum(map(document.count, ('"', "\u201c", " '")))
-            text = unquoted(document) if quotes <= _QUOTES_MAX else document
+            text = unquoted(document)
             if any(_found(form, text) for form in found):
                 return True
     return False
