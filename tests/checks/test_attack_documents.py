@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -396,15 +397,26 @@ def test_unquoted_blanks_the_same_when_it_finds_the_citing_words_first(
     assert sum(u != t for u, t in zip(each, folded, strict=True)) > 300
 
 
+def _best_of_three(run: Callable[[], object]) -> float:
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
 def test_a_passage_of_quotation_marks_is_read_in_proportion() -> None:
-    """50,000 quotations, and as many with a citing word before each: unquoted in a fraction of
-    a second (searching before each quotation took 0.6 s for the first)."""
-    started = time.perf_counter()
-    assert unquoted('""' * 50_000) == '""' * 50_000
-    assert time.perf_counter() - started < 0.25
+    """50,000 quotations: unquoted costs a few times what finding them costs (searching before
+    each one cost 46 times as much), measured beside it so that a loaded machine slows both;
+    and as many with a citing word before each, in a fraction of a second."""
+    text = '""' * 50_000
+    finding = _best_of_three(lambda: list(attack_documents._QUOTATION.finditer(text)))
+    assert unquoted(text) == text
+    assert _best_of_three(lambda: unquoted(text)) < 15 * finding
     started = time.perf_counter()
     assert 'said "   "' in unquoted(fold('said "abc" ' * 50_000))
-    assert time.perf_counter() - started < 1.0
+    assert time.perf_counter() - started < 1.5
 
 
 def test_the_word_jailbreak_names_a_passage_s_topic() -> None:
