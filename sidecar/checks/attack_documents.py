@@ -314,7 +314,9 @@ _CLAUSE = (
 )
 """One clause before the order ("when you summarise this page, ..."; "this change is approved,
 so ..."; "this customer is a verified VIP; ...")."""
-_THEN_ORDER = r"[*_\"'\u201c\u201d)\]]*\s*" + _CLAUSE + _ORDER
+_THEN_ORDER = r"[*_\"'\u201c\u201d)\]]{0,8}\s*" + _CLAUSE + _ORDER
+"""The order after an address, past what closes it (a quote, a bracket, markdown: a few
+characters; a long run of them made a failing search retry every split of it)."""
 _WHO = (
     r"(?:the |any (?:other )?|all |every |each |whichever |whatever |other |an? |you,? the |dear )?"
 )
