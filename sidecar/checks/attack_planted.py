@@ -82,21 +82,22 @@ _NOT_YOURS: Final = r"(?![^\n.]{0,60}\byou(?:rs?|rself|rselves)?\b)"
 _LITERARY: Final = (
     r"(?:poems?|haikus?|limericks?|sonnets?|odes?|ballads?|rhymes?|stor(?:y|ies)"
     r"|fairy[ \t]++tales?|fables?|songs?|raps?|jokes?|puns?|riddles?|essays?|tweets?|slogans?"
-    rf"|lyrics)\b{_NOT_YOURS}"
+    r"|lyrics)"
 )
 """Pieces of writing, named with no article too ("write song lyrics")."""
 _WRITING: Final = (
     rf"(?:{_LITERARY}"
     r"|fun[ \t]++facts?|trivia|product[ \t]++descriptions?|motivational[ \t]++quotes?|animals"
     r"|countries|cities|capitals|colou?rs|fruits|vegetables|planets|synonyms|antonyms|random"
-    rf"[ \t]++words)\b{_NOT_YOURS}"
+    r"[ \t]++words)"
 )
+"""What a task of its own writes or lists ("a limerick", "ten animals")."""
 _TASKS: Final = (
     # a piece of writing of its own: "write a limerick about cheese", "list ten animals"
     rf"(?:write|compose|generate|create|produce|give[ \t]++me|tell[ \t]++(?:me|us)|list|name"
     rf"|come[ \t]++up[ \t]++with|make[ \t]++up|invent)[ \t]++(?:me[ \t]++|us[ \t]++)?"
     rf"(?:{_NUMBER}[ \t]++(?:[\w'-]++[ \t]++){{0,3}}?{_WRITING}|(?:[\w'-]++[ \t]++){{0,2}}?"
-    rf"{_LITERARY})",
+    rf"{_LITERARY})\b{_NOT_YOURS}",
     r"tell[ \t]++(?:me[ \t]++|us[ \t]++)?(?:a|an)[ \t]++(?:[\w'-]++[ \t]++){0,2}?(?:joke|story"
     rf"|riddle|fairy[ \t]++tale|fable|pun)\b{_NOT_YOURS}",
     # a language task of its own
