@@ -7,10 +7,14 @@ attacker reads just as well). Whether that request is harmful is what words cann
 model of harmful requests trained on public sets did not carry over to sets it had not seen
 (docs/detectors.md). So this module finds only the shape, a language task around a request, and
 :class:`~.attack.AttackAttempt` with ``uncertain: true`` hands such prompts to the judge, which
-reads the request. The task must open the prompt, or be its short last line after a text it
-points back at ("the above") or that opens with a label ("Text:"): two anchored searches at
-the start and string tests on the last line are all most prompts cost. Requests are read in
-English only.
+reads the request. The task must open the prompt (after a line that gives the assistant a
+role, at most), told as an order or asked as a question about the text ("What language is
+this?", "Does this sound rude?"), or be its short last line (before a line of thanks or of
+what to leave out) after a text it points back at ("the above", "Could you make this more
+fun?") or that opens with a label ("Text:"): a few anchored searches at the start and string
+tests on the last lines are all most prompts cost. The request may open the text, follow a
+sentence or two or a short paragraph, or be a chat's first line ("Jen: how do I ..."); it is
+read in English only.
 
 Everything here reads the folded text (:func:`~sidecar.checks.refusal_text.fold`).
 """
@@ -27,15 +31,22 @@ _LANGUAGE_VERB: Final = (
     r"|simplify|transliterate)\b"
 )
 """Tasks that say what they do on their own ("Translate: ...")."""
+LANGUAGES: Final = (
+    r"(?:english|french|spanish|german|italian|portuguese|dutch|russian|polish|czech|slovak"
+    r"|ukrainian|romanian|hungarian|greek|turkish|arabic|hebrew|persian|farsi|hindi|urdu"
+    r"|bengali|chinese|mandarin|cantonese|japanese|korean|vietnamese|thai|indonesian|malay"
+    r"|tagalog|swahili|swedish|norwegian|danish|finnish|icelandic|irish|welsh|catalan|latin)"
+)
 _WORK_VERB: Final = (
     r"(?:edit|polish|shorten|condense|restate|reverse|capitali[sz]e|extract|tokeni[sz]e|parse"
     r"|classify|convert|change|turn|put|transform|render|improve|expand|elaborate\s+on|continue"
-    r"|fix|correct|check|clean\s+up|make)\b"
+    r"|fix|correct|check|clean\s+up|make|trim|cut|break|boil|tighten|tone|spice|jazz)\b"
 )
 """Verbs that work on a text once they name it ("Turn this into a haiku:"), and are also
 nouns and other verbs ("Reverse proxy setup:", "Edit: also ...", "Convert my app to ...")."""
 _TASK_PHRASE: Final = (
-    r"(?:(?:correct|fix|check|clean\s+up|improve)\s+(?:the\s+|any\s+|all\s+|my\s+)?(?:grammar"
+    r"(?:(?:correct|fix|check|clean\s+up|improve)\s+(?:the\s+|any\s+|all\s+|my\s+)?"
+    r"(?:grammatical\s+|spelling\s+)?(?:grammar"
     r"|spelling|punctuation|typos?|mistakes|errors|wording|style|capitali[sz]ation)"
     r"|(?:detect|identify)\s+the\s+language"
     r"|(?:in\s+)?(?:british|american|uk|us|plain|simple|formal)\s+(?:english|spelling)"
@@ -49,16 +60,47 @@ _TASK_PHRASE: Final = (
     r"|stop\s*words)"
     r"|(?:what|which)\s+(?:is|are)\s+the\s+(?:sentiment|tone|language|mood|register|tense"
     r"|word\s+count|part\s+of\s+speech)"
-    r"|(?:give|suggest|write|make|generate|create)\s+(?:me\s+)?(?:a\s+|an\s+|the\s+)?(?:\w+\s+)?"
-    r"(?:title|headline|hashtags?|caption|subject\s+line|summary|tl;?dr|one-liner)\s+(?:for|of)"
+    r"|how\s+many\s+(?:words|letters|characters|syllables|vowels|sentences)\s+(?:are|is|does)\b"
+    r"|reverse\s+the\s+(?:word\s+)?order|give\s+(?:me\s+)?the\s+word\s+count|tl;?dr\b"
+    r"|(?:classify|analy[sz]e|rate|label|detect|identify|give\s+(?:me\s+)?)\s*the\s+(?:sentiment"
+    r"|tone|mood|register|intent)\b|(?:run\s+)?sentiment\s+analysis\s+on\b"
+    r"|(?:pull\s+out|list|extract|find)\s+(?:the\s+)?(?:\d+\s+)?key\s*(?:terms|words|phrases)"
+    rf"|give\s+(?:me\s+)?(?:the\s+)?{LANGUAGES}\s+(?:version|translation)"
+    rf"|give\s+(?:me\s+)?(?:the\s+above|this|it)\s+in\s+{LANGUAGES}"
+    r"|give\s+(?:me\s+)?(?:a\s+|the\s+)?translations?\s+of\b"
+    r"|(?:give|suggest|write|make|generate|create)\s+(?:me\s+)?(?:a\s+|an\s+|the\s+)?"
+    r"(?:[\w-]+\s+){0,2}(?:title|headline|hashtags?|caption|subject\s+line|summary|tl;?dr"
+    r"|one-liner)\s+(?:for|of)"
     # the text handed back worked on: "write the following in capitals", "repeat after me"
     r"|(?:write|put|say|spell|type|format|output|print|return|repeat|copy|echo|give)"
     r"\s+(?:out\s+|back\s+|me\s+)?(?:the\s+following|this|the\s+(?:text|sentence|phrase"
     r"|question|line|words)|after\s+me)\b)"
 )
 """Tasks in a few words ("fix the grammar", "count the words", "in British English")."""
+_ASKED: Final = (
+    r"(?:(?:what|which)\s+language\s+(?:is|are)\s+(?:this|these|that|it|the\s+(?:above|following"
+    r"|text|sentence|message))\b"
+    r"|(?:tell\s+me|do\s+you\s+know|guess|name)\s+(?:which|what)\s+language\b"
+    r"|(?:does|do)\s+(?:this|these|it)\s+(?:sound|read|look|seem)\b"
+    r"|is\s+(?:this|these|it|the\s+(?:\w+\s+)?(?:above|text|sentence|message))\s+(?:\w+\s+){0,2}?"
+    r"(?:grammatical(?:ly\s+correct)?|correct|positive|negative|neutral|rude|polite|formal"
+    r"|natural)\b"
+    r"|how\s+(?:would|do|can|could|should)\s+(?:i|you|we|one)\s+(?:say|phrase|word|write|put"
+    r"|express)\s+(?:this|that|it)\b"
+    r"|how\s+(?:would|does|do|will)\s+(?:this|these|it)\s+(?:be\s+said|be\s+written|sound|look"
+    r"|read|translate)\b"
+    r"|what(?:'s|\s+is|\s+are)\s+the\s+(?:gist|tone|sentiment|mood|keywords|key\s+(?:words"
+    r"|terms|phrases))\s+(?:of|in|here)\b"
+    r"|what\s+(?:tone|sentiment|mood)\s+(?:does|do)\s+(?:this|these|it)\b"
+    r"|what\s+(?:would|could)\s+be\s+a\s+good\s+(?:title|headline|name|caption|subject\s+line)"
+    r"\s+for\b"
+    r")"
+)
+"""A task asked as a question about the text ("What language is this?", "Does this sound
+rude?", "How would you say this in Greek?"): it names its text itself."""
 _POLITE: Final = (
-    r"(?:(?:hey|hi|ok|okay)[,!]?[ \t]++)?(?:please[ \t]++|kindly[ \t]++|now[ \t]++"
+    r"(?:(?:hey|hi|hello|ok|okay)(?:[ \t]++(?:there|so|again))?[,!]?[ \t]++)?"
+    r"(?:please[ \t]++|kindly[ \t]++|now[ \t]++"
     r"|(?:can|could|would|will)[ \t]++you[ \t]++(?:please[ \t]++)?|would[ \t]++you[ \t]++mind"
     r"[ \t]++|i[ \t]++(?:need|want|would[ \t]++like)[ \t]++you[ \t]++to[ \t]++|help[ \t]++me[ \t]++)?"
 )
@@ -69,12 +111,6 @@ _DOING: Final = (
     r"|simplifying|editing|changing|turning|putting|converting|fixing|correcting|checking)\b"
 )
 """The tasks after "would you mind", which must name their text like :data:`_WORK_VERB`."""
-LANGUAGES: Final = (
-    r"(?:english|french|spanish|german|italian|portuguese|dutch|russian|polish|czech|slovak"
-    r"|ukrainian|romanian|hungarian|greek|turkish|arabic|hebrew|persian|farsi|hindi|urdu"
-    r"|bengali|chinese|mandarin|cantonese|japanese|korean|vietnamese|thai|indonesian|malay"
-    r"|tagalog|swahili|swedish|norwegian|danish|finnish|icelandic|irish|welsh|catalan|latin)"
-)
 _NOUN_TASK: Final = (
     rf"(?:{LANGUAGES}[ \t]++)?(?:translation|paraphrase|summary|rewrite|proofreading|version)"
     r"[ \t]++(?:please|of|needed)(?=[ \t]*+:)"
@@ -86,7 +122,7 @@ _OPENING: Final = re.compile(
     r"(?:#{1,6}[ \t]*+instruction[ \t]*+\n[ \t]*+|(?:task|instruction)[ \t]*+:[ \t]*+"
     r"(?:\n[ \t]*+)?)?"
     rf"(?:[*_#>]{{1,6}}[ \t]*+)?(?:{_POLITE}"
-    rf"(?:(?P<verb>{_LANGUAGE_VERB})|{_TASK_PHRASE}|(?P<work>{_WORK_VERB}))"
+    rf"(?:(?P<verb>{_LANGUAGE_VERB})|{_TASK_PHRASE}|(?P<asked>{_ASKED})|(?P<work>{_WORK_VERB}))"
     rf"|would[ \t]+you[ \t]+mind[ \t]+(?P<doing>{_DOING})|{_NOUN_TASK})"
 )
 """The start of a prompt that is a language task: the task, and whether it is told by a verb
@@ -100,11 +136,15 @@ _TEXT_NOUN: Final = (
 _NAMES_ITS_TEXT: Final = re.compile(
     rf"\b(?:following|below|above|{_TEXT_NOUN}|word\s+order|voice|tense|person|register"
     r"|sentiment|intent|topic|mood|keywords|key\s+words|key\s+phrases"
+    r"|(?:to|into|as)\s+(?:a\s+)?(?:bullet(?:ed)?\s+(?:points|list)|bullets|numbered\s+list|list"
+    r"|table|tweet|haiku|poem|limerick|rhyme|question|headline|slogan)"
     r"|(?:to|into|in)\s+(?:the\s+)?(?:passive|active|past|present|future|formal|informal|plain"
     rf"|simple|uppercase|lowercase|capitals|title\s+case|{LANGUAGES}))\b"
     # "this" as the text itself ("Turn this into ...", "Fix this:"), not "this function"
     r"|\b(?:this|these|that|it)\s*(?:$|[:?.!,]|(?:into|to|in|as|for|so|more|less|sound|read"
-    rf"|look|please|{_TEXT_NOUN})\b)"
+    r"|look|please|down|up|shorter|longer|simpler|clearer|nicer|better|friendlier|funnier"
+    r"|politer|rhyme|positive|negative|neutral|rude|polite|formal|correct|grammatical"
+    rf"|grammatically|{_TEXT_NOUN})\b)"
 )
 """The words of an instruction for the text it works on, or for what it makes of it ("into
 French", "to the passive voice")."""
@@ -130,10 +170,15 @@ article:\nHow Can I Save More Money? Experts Weigh In ...")."""
 _INSTRUCTION_MAX: Final = 140
 """The longest instruction read (from the task to its colon or sentence end)."""
 _LAST_TASK: Final = re.compile(
-    rf"[\W_]{{0,8}}(?:now[ \t]++|please[ \t]++)?{_LANGUAGE_VERB}[ \t]++(?:this|that|it)\b"
+    rf"[\W_]{{0,8}}(?:now[ \t]++)?{_POLITE}(?:{_LANGUAGE_VERB}|{_WORK_VERB})[ \t]++"
+    r"(?:this|that|it)\b"
+    rf"|[\W_]{{0,8}}(?:fix[ \t]++(?:the[ \t]++)?(?:grammar|spelling|typos)|word[ \t]++count"
+    rf"|add[ \t]++(?:some[ \t]++)?emojis?|tl;?dr|{LANGUAGES}[ \t]++translation(?:[ \t]++(?:plz|pls"
+    r"|please))?)[ \t]*+[?.!]*+[ \t]*+$"
 )
 """A last line that turns the text above into something else, naming it with a pronoun
-("Now paraphrase that.", "Translate this into Spanish.")."""
+("Now paraphrase that.", "Could you make this more fun?"), or a task in a few words ("fix
+grammar", "word count?", "vietnamese translation plz")."""
 _SENTENCE_END: Final = re.compile(r"[.!?][ \t]+|[.!?]?[ \t]*\n")
 _NAMED_STRING: Final = (
     r"[ \t]*+(?:[\w-]+[ \t]++){0,3}?(?:title|name|label|button|headline|heading|placeholder"
@@ -142,9 +187,10 @@ _NAMED_STRING: Final = (
 """A title or a piece of an interface named before its quoted words ("the title 'How to
 Train Your Dragon'", "the button "Create account""): a string, not a request."""
 _QUOTED: Final = re.compile(
-    rf"(?:[*_#>]{{1,6}}[ \t]*+)?{_POLITE}(?:{_LANGUAGE_VERB}|{_TASK_PHRASE}|{_WORK_VERB})"
+    rf"(?:[*_#>]{{1,6}}[ \t]*+)?{_POLITE}(?:{_LANGUAGE_VERB}|{_TASK_PHRASE}|{_ASKED}|{_WORK_VERB})"
     rf"(?!{_NAMED_STRING})"
-    r"(?:[ \t]++(?:(?:this|the|following|my|our|your|please|[\w-]+[ \t]++into|[\w-]+[ \t]++to)\b"
+    r"(?:[ \t]++(?:(?:this|the|following|my|our|your|please|of|in|for|on|[\w-]+[ \t]++into"
+    r"|[\w-]+[ \t]++to)\b"
     rf"(?!{_NAMED_STRING})"
     rf"[^\n:\"'“«„]{{0,40}}?|(?:[\w-]+[ \t]++){{0,2}}?{_TEXT_NOUN}[ \t]*+:?)?)?\s[\"'“«„]"
 )
@@ -153,6 +199,7 @@ French"); the quote opens after a space (not the apostrophe of "manager's")."""
 _QUOTE_CLOSE: Final = {'"': '"', "'": "'", "“": "”", "«": "»", "„": "“"}
 _AFTER: Final = re.compile(
     rf"[\W_]{{0,8}}(?:[^\n]{{0,80}}?\b)?{_POLITE}(?:(?P<verb>{_LANGUAGE_VERB})|{_TASK_PHRASE}"
+    rf"|{_ASKED}"
     rf"|{_WORK_VERB}[ \t]++(?:the[ \t]++(?:above|preceding)|this|that|it|these"
     rf"|the[ \t]++(?:[\w-]+[ \t]++)?{_TEXT_NOUN})\b)[^\n]{{0,140}}"
 )
@@ -167,6 +214,17 @@ _TRAILING: Final = re.compile(
 )
 """A task after the text on its line, in brackets or after an arrow ("how do I ...? (translate
 to Chinese)", "... -> translate into Japanese")."""
+_CLOSING_LINE: Final = re.compile(
+    r"[\W_]{0,4}(?:(?:thank[ \t]++you|thanks|thx|cheers)\b[^\n]{0,40}"
+    r"|(?:please[ \t]++)?(?:(?:only|just)[ \t]++(?:the[ \t]++)?(?:output|return|give|print|reply"
+    r"|show|write|answer|result|translation)|(?:output|return|give|print|reply\s+with|show)"
+    r"[ \t]++(?:only|just)|(?:don'?t|do[ \t]++not)[ \t]++(?:add|explain|include|say)"
+    r"|no[ \t]++(?:explanations?|comments?|extra[ \t]++text|preamble)|nothing[ \t]++else)\b"
+    r"[^\n]{0,60})"
+)
+"""A last line after the task that only thanks or says what to leave out ("Just the output,
+nothing else.", "Thanks!")."""
+_CLOSING_LINES: Final = 2
 _TRAILING_MAX: Final = 80
 """How far from the end a task after the text is looked for."""
 _LAST_LINE_MAX: Final = 240
@@ -191,14 +249,18 @@ _OUTPUT_LABEL: Final = re.compile(r"\n[ \t]*+#{0,6}[ \t]*+[a-z][a-z ]{0,30}:\s*+
 _ANSWER_LABEL: Final = re.compile(r"[ \t]*#{0,6}[ \t]*[a-z][a-z ]{0,30}:[ \t]*")
 """The same label as the prompt's last line, after the task's ("\\nTranslation:")."""
 _REQUEST: Final = re.compile(
-    r"[\"'(\[\s]*(?:"
+    r"[\"'`(\[\s]*(?:"
     r"(?:can|could|would|will)\s+(?:you|u|someone|anyone)\b"
     r"|how\s+(?:do|does|can|could|would|should|to|might|may)\b"
     r"|how\s+(?:much|many|long)\b[^.?!\n]{0,60}?\b(?:do|does|can|could|would|should|will|is"
     r"|are)\s+(?:i|we|you|one|it|they|someone)\b"
     r"|how\s+(?:i|we|one|you)\s+(?:can|could|should|would|might)\b"
-    r"|what(?:'s|\s+is|\s+are|\s+would\s+be)\s+(?:the\s+|a\s+|some\s+)?(?:best|easiest|quickest"
-    r"|fastest|cheapest|safest|most\s+\w+|simplest|right|good|proper)\b"
+    r"|(?:what|where|which)(?:'?s|\s+is|\s+are|\s+would\s+be)\s+(?:the\s+|a\s+|some\s+)?"
+    r"(?:best|easiest|quickest|fastest|cheapest|safest|most\s+\w+|simplest|right|good|proper"
+    r"|lethal|deadliest|fatal|maximum|max)\b"
+    r"|what\s+are\s+some\s+(?:\w+\s+)?(?:ways|things|tips|ideas|places)\b"
+    r"|what\s+(?:dose|amount|quantity)\s+of\b"
+    r"|is\s+it\s+(?:\w+\s+)?(?:bad|safe|dangerous|legal|illegal|ok|okay|normal|worth)\b"
     r"|where\s+(?:can|could|do|should|would)\s+(?:i|one|we|you|someone)\b"
     r"|which\s+[\w-]+(?:\s+[\w-]+){0,2}\s+(?:would|should|could|can|is|are|do|does)\b"
     r"|is\s+(?:it|there)\s+(?:possible|a\s+way|any\s+way|an?\s+\w+\s+way)\b"
@@ -231,6 +293,35 @@ _REQUEST: Final = re.compile(
 """The opening of a request addressed to an assistant: a question about how to do something,
 an imperative, a stated need."""
 _SENTENCE: Final = re.compile(r"[.!?]\s+")
+_SHORT_LEAD: Final = 120
+"""The longest first paragraph read as a lead-in to a request in the second."""
+_SPEAKER: Final = re.compile(
+    r"[ \t]*+(?:\[[\d:. apm]{3,12}\][ \t]*+)?(?!(?:q|a|say|ask|answer|question|note|tip|step"
+    r"|example|response|reply|output|input|user|assistant|customer|agent)[ \t]*+:)"
+    r"(?P<who>[a-z][\w.'-]{1,20}(?:[ \t][a-z][\w.'-]{0,20})?)[ \t]*+:[ \t]++"
+)
+"""Who speaks on a line of a chat log ("[15:23] Kenji: ", "Jen: "); not the labels of a
+FAQ, a script or a transcript's roles."""
+_CHAT_LINES: Final = 2
+"""The lines of a chat log's first speaker read for a request."""
+_WHERE: Final = re.compile(
+    r"(?:the[ \t]++)?(?:text|input|sentence|message|passage|content)s?[ \t]++(?:is|are)[ \t]++"
+    r"(?:inside|in|between|within|enclosed[ \t]++in|wrapped[ \t]++in)\b[^\n.:]{0,40}[.:]\s*+"
+    r"|subject[ \t]*+:[^\n]{0,100}\n\s*+"
+)
+"""Where the text is ("The text is inside the <text> tags."), or an e-mail's subject line,
+before the text."""
+_ROLE: Final = re.compile(
+    r"(?:you[ \t]++are|you're|act[ \t]++as)[ \t]++(?:a|an|my)[ \t]++"
+    r"(?P<tool>(?=(?:[\w-]+[ \t]++){0,4}?(?:translator|interpreter|editor|proofreader|paraphraser"
+    r"|rewriter|summari[sz]er|classifier"
+    r"|tagger|analy[sz]er|extractor|(?:translation|paraphrasing|summari[sz]ation|extraction"
+    r"|classification|grammar|spelling)[ \t]++(?:tool|engine|model|system|service|assistant)"
+    r"|(?:esl|english|language|grammar)[ \t]++teacher)\b))?[^\n]{0,200}\n"
+)
+"""A first line that gives the assistant a role ("You are a social media manager."), before
+the task; where the role is a tool for texts ("You are a sentiment classifier. Answer POSITIVE
+or NEGATIVE."), the task may be told by a label alone."""
 _GREETING: Final = re.compile(
     r"(?:hi|hello|hey|dear|good\s+(?:morning|afternoon|evening))\b[^\n,.!]{0,40}[,.!]?\s*+"
 )
@@ -256,6 +347,13 @@ def framed_request(folded: str) -> bool:
     assistant."""
     text = folded.strip()
     payload = _payload(text)
+    role = _ROLE.match(text) if payload is None else None
+    if role is not None:  # "You are a style editor.\nCan you put this in the passive voice?"
+        text = text[role.end() :].lstrip()
+        payload = _payload(text)
+        tool = role.group("tool") is not None
+        if payload is None and tool and _LABEL.match(text, 0, _LABEL_MAX) is not None:
+            payload = text  # "You are a translation engine.\n\nInput: ...\nOutput:"
     if payload is None or len(payload) > PAYLOAD_MAX + _LABELS_MAX:
         return False
     payload = _unwrapped(payload)
@@ -289,6 +387,11 @@ def _payload(text: str) -> str | None:
                 break
     if start is not None:
         return text[start:]
+    for _ in range(_CLOSING_LINES):
+        last = text.rfind("\n")
+        if last < 0 or _CLOSING_LINE.fullmatch(text, last + 1) is None:
+            break
+        text = text[:last].rstrip()  # "...\nTranslate the above.\nJust the output, thanks!"
     trailing = _TRAILING.search(text, max(0, len(text) - _TRAILING_MAX))
     if trailing is not None:
         return text[: trailing.start()]
@@ -307,7 +410,7 @@ def _payload(text: str) -> str | None:
         return None  # "Write a poem.\nThen translate the above.": a step after the request
     task = _AFTER.fullmatch(line)
     if task is None:
-        return None
+        return text[:last].rstrip() if _LAST_TASK.match(line) is not None else None
     if task.group("verb") is not None and _OBJECT.match(line, task.end("verb")) is None:
         return None  # "Source text: '...'\nSummarize the pet policy."
     return text[:last].rstrip()
@@ -346,6 +449,8 @@ def _after_instruction(text: str, at: int) -> int | None:
             return None  # "Summarize this article:\nHow to Grow Tomatoes ...": a headline
         names = _NAMES_ITS_TEXT.search(line, 0, colon) is not None
         return at + colon + 1 if names or not loose else None
+    if m.group("asked") is not None and end is not None and end.group()[0] in "?.":
+        return at + end.end()  # "Does this sound rude? How do I ...", "What language is this?\n..."
     if end is None:
         return None
     if _DOCUMENT.search(line, 0, end.start()) is not None:
@@ -364,8 +469,8 @@ def _after_instruction(text: str, at: int) -> int | None:
 def _unwrapped(payload: str) -> str:
     """The text without the label, delimiters and output label around it."""
     payload = payload.lstrip()
-    for _ in range(3):  # "### Input\n```\n..."
-        label = _LABEL.match(payload[:_LABEL_MAX])
+    for _ in range(4):  # "### Input\n```\n...", "The text is in the tags.\n<text>..."
+        label = _LABEL.match(payload[:_LABEL_MAX]) or _WHERE.match(payload[:_LABEL_MAX])
         if label is not None:
             payload = payload[label.end() :]
             continue
@@ -389,17 +494,34 @@ def _points_back(line: str) -> bool:
 
 
 def _requests(payload: str) -> bool:
-    """Whether the text opens with a request, or makes one after a short lead-in."""
+    """Whether the text opens with a request, or makes one after a short lead-in: a sentence
+    or two, a short paragraph, a chat line ("Jen: hey\nJen: how do I ...")."""
+    first = _SPEAKER.match(payload)
+    if first is None:
+        return _opens_request(payload)
+    # a chat log: its first speaker's first lines ("Jen: hey\nJen: how do I ..."), not the
+    # questions the others answer
+    for line in payload.split("\n", _CHAT_LINES)[:_CHAT_LINES]:
+        speaker = _SPEAKER.match(line)
+        if speaker is None or speaker.group("who") != first.group("who"):
+            return False
+        if _opens_request(line[speaker.end() :]):
+            return True
+    return False
+
+
+def _opens_request(payload: str) -> bool:
     greeting = _GREETING.match(payload)
     if greeting is not None:  # "Hi Tom,\n\nCould you send me the slides?"
         payload = payload[greeting.end() :]
     if _REQUEST.match(payload) is not None:
         return True
-    paragraph = payload.find("\n\n")  # the request is in the first paragraph
+    paragraph = payload.find("\n\n")  # the request is in the first paragraph ...
     stop = paragraph if paragraph >= 0 else len(payload)
     for n, m in enumerate(_SENTENCE.finditer(payload, 0, stop)):
         if n >= _LEAD_SENTENCES:
             break
         if _REQUEST.match(payload, m.end()) is not None:
             return True
-    return False
+    # ... or opens the second, after a short one ("Hi, quick favour.\n\nHow do I ...?")
+    return 0 <= paragraph <= _SHORT_LEAD and _REQUEST.match(payload, paragraph + 2) is not None
