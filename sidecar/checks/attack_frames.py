@@ -87,6 +87,8 @@ _ASKED: Final = (
     r"|natural)\b"
     r"|how\s+(?:would|do|can|could|should)\s+(?:i|you|we|one)\s+(?:say|phrase|word|write|put"
     r"|express)\s+(?:this|that|it)\b"
+    rf"|what(?:'s|\s+is)\s+(?:this|that|it)\s+in\s+{LANGUAGES}\b"
+    r"|how\s+(?:would|do|can|could)\s+(?:you|i|we|one)\s+say\b"
     r"|how\s+(?:would|does|do|will)\s+(?:this|these|it)\s+(?:be\s+said|be\s+written|sound|look"
     r"|read|translate)\b"
     r"|what(?:'s|\s+is|\s+are)\s+the\s+(?:gist|tone|sentiment|mood|keywords|key\s+(?:words"
@@ -209,7 +211,8 @@ _NEXT_STEP: Final = re.compile(r"[\W_]{0,8}(?:and\s+)?(?:then|also|next|after\s+
 """A last line that is a further step of the request above it ("Then translate the above"):
 the user wants the answer, then its translation."""
 _TRAILING: Final = re.compile(
-    rf"(?:\(|->|→|=>)[ \t]*+(?:please[ \t]++)?{_LANGUAGE_VERB}(?:[ \t]++(?:it|this|that))?"
+    rf"(?:\(|->|→|=>|[\u2014\u2013]|[ \t]-[ \t])[ \t]*+(?:please[ \t]++)?{_LANGUAGE_VERB}"
+    r"(?:[ \t]++(?:it|this|that))?"
     r"[ \t]++(?:in|into|to)[ \t]++[\w -]{1,30}?[ \t]*+\)?[.!]?$"
 )
 """A task after the text on its line, in brackets or after an arrow ("how do I ...? (translate
@@ -225,6 +228,55 @@ _CLOSING_LINE: Final = re.compile(
 """A last line after the task that only thanks or says what to leave out ("Just the output,
 nothing else.", "Thanks!")."""
 _CLOSING_LINES: Final = 2
+_TASK_WORD: Final = re.compile(
+    r"\b(?:translat|paraphras|rephras|reword|rewrit|restyl|reformat|proofread|spell[- ]?check"
+    r"|summar|shorten|condens|simplif|headline|slogan|tweet|limerick|haiku|poem|rhym|emoji"
+    r"|bullet|checklist|alphabetic|tone|sentiment|grammar|typo|spelling|punctuat|capitali[sz]"
+    r"|uppercase|lowercase|wording|flow|spice[ \t]up|jazz[ \t]up|tidy[ \t]up|phrase[ \t]+(?:this"
+    rf"|it)|language|mean|count)\w*|\b{LANGUAGES}\b"
+)
+"""Words of a language task anywhere in an instruction of the user's own wording."""
+_TEXT_REF: Final = re.compile(
+    rf"\b(?:this|these|it|the[ \t]+following|the[ \t]+(?:[\w-]+[ \t]+)?{_TEXT_NOUN}"
+    r"|(?:to|into|as|in)[ \t]+(?:a[ \t]+|an[ \t]+)?(?:[\w-]+[ \t]+)?(?:list|table|tweet|thread"
+    rf"|haiku|limerick|poem|slogan|headline|checklist|json|markdown|bullet\w*|{LANGUAGES}"
+    rf"|{_TEXT_NOUN}))\b"
+)
+"""The text named in such an instruction, or what the task makes of it."""
+_ENDS_WITH_TASK: Final = re.compile(
+    r"\b(?:translat|paraphras|rephras|reword|rewrit|restyl|proofread|spell[- ]?check|summar"
+    r"|shorten|condens|simplif|emoji|capitali[sz])\w*(?:[ \t]++(?:please|pls|plz))?\W{0,8}$"
+)
+"""An instruction that is its task's word ("spell check:", "translate please:")."""
+_BACK_REF: Final = re.compile(
+    rf"\b(?:this|that|it|these|the[ \t]+(?:above|previous|preceding|following)"
+    rf"|the[ \t]+(?:[\w-]+[ \t]+)?{_TEXT_NOUN})\b"
+)
+_ABOUT_ANSWER: Final = re.compile(
+    r"\b(?:answer|answers|respond|response|reply|replies|output|result|your)\b"
+)
+"""An instruction about the answer ("Answer in French:", "Format your reply as a table")."""
+_MADE_INTO: Final = re.compile(r"\b(?:as|into)\b")
+"""Where an instruction says what the task makes ("as a news headline"), past the text it
+names."""
+_INSTRUCTION_END: Final = re.compile(r"[.!?][ \t]|\n|:[ \t]*+\n?")
+"""The end of a first line's instruction: a colon; or a sentence's or a line's end, where it
+is not one."""
+_LOOSE_LAST_MAX: Final = 100
+_TASK_LINE: Final = re.compile(
+    r"[ \t]*+(?:(?:<task>|\[task\]|task[ \t]*+:)[ \t]*+(?:please[ \t]++)?(?:"
+    rf"{_LANGUAGE_VERB}|{_WORK_VERB})[^\n]{{0,80}}"
+    rf"|(?:target[ \t]++language|language)[ \t]*+:[ \t]*+{LANGUAGES}[ \t.]*+"
+    rf"|(?:output|translation)[ \t]*+\((?:in[ \t]++)?{LANGUAGES}\)[ \t]*+:[ \t]*+)$"
+)
+"""A last line that says it is the task ("Task: convert to a bulleted list.", "<task>translate
+to Turkish</task>") or names the language of the answer ("Target language: Spanish", "Output
+(Tagalog):")."""
+_LOOSE_LAST_START: Final = re.compile(
+    rf"[\W_]{{0,8}}(?:task[ \t]*+:[ \t]*+)?(?:now[ \t]++)?{_POLITE}(?:{_LANGUAGE_VERB}|{_WORK_VERB}"
+    r"|reformat|restyle|emojify|format|sort|headline|spell[- ]?check)"
+)
+"""The longest last line read as a task in words of the user's own."""
 _TRAILING_MAX: Final = 80
 """How far from the end a task after the text is looked for."""
 _LAST_LINE_MAX: Final = 240
@@ -232,7 +284,7 @@ _LAST_LINE_MAX: Final = 240
 _BACK: Final = re.compile(r"\b(?:above|previous|preceding)\b")
 _LABEL: Final = re.compile(
     r"#{0,6}[ \t]*(?:the[ \t]+)?(?:text|sentence|input|passage|original|source|english|phrase"
-    r"|question|request|line|prompt|content|string|message)(?:[ \t]+text)?[ \t]*+"
+    r"|question|request|line|prompt|content|string|message|front)(?:[ \t]+text)?[ \t]*+"
     r"(?:to[ \t]++\w+[ \t]*+)?(?::|\n)\s*+"
 )
 """A label before the text to work on ("Text:", "### Input")."""
@@ -260,6 +312,12 @@ _REQUEST: Final = re.compile(
     r"|lethal|deadliest|fatal|maximum|max)\b"
     r"|what\s+are\s+some\s+(?:\w+\s+)?(?:ways|things|tips|ideas|places)\b"
     r"|what\s+(?:dose|amount|quantity)\s+of\b"
+    r"|(?:the\s+)?(?:best|easiest|quickest|fastest|cheapest|safest)\s+(?:way|ways|place|places)\s+to\b"
+    r"|step[\s-]+by[\s-]+step\s+(?:how|guide|instructions)\b"
+    r"|(?:some|any)(?:one|body)\s+(?:tell|show|teach|help|give|explain|walk)\b"
+    r"|(?:i\s+)?need\s+(?:someone|somebody|help|advice|instructions|tips|a\s+way)\b"
+    r"|(?:what|wat|which)\s+(?:kind|type|sort)\s+of\b[^.?!\n]{0,40}?\b(?:is|are|would)\s+(?:the\s+)?"
+    r"(?:best|better|good|easiest)\b"
     r"|is\s+it\s+(?:\w+\s+)?(?:bad|safe|dangerous|legal|illegal|ok|okay|normal|worth)\b"
     r"|where\s+(?:can|could|do|should|would)\s+(?:i|one|we|you|someone)\b"
     r"|which\s+[\w-]+(?:\s+[\w-]+){0,2}\s+(?:would|should|could|can|is|are|do|does)\b"
@@ -293,6 +351,14 @@ _REQUEST: Final = re.compile(
 """The opening of a request addressed to an assistant: a question about how to do something,
 an imperative, a stated need."""
 _SENTENCE: Final = re.compile(r"[.!?]\s+")
+_ITEM: Final = re.compile(r"(?m)^[ \t]*+(?:(?:\d{1,2}|[a-z])[.)]|[-*•])[ \t]++")
+"""The marker of a list's item ("1. ", "b) ", "- ")."""
+_ITEMS_MAX: Final = 600
+"""How far into the text list markers are looked for (as far as a request is read)."""
+_LIST_ITEMS: Final = 12
+_COLON_LEAD: Final = re.compile(r"[^\n:.?!\"]{3,60}:[ \t]*+(?=[\"'`])")
+"""A few words that lead to a quoted request ("it's going in a group chat: \"...\"")."""
+_ASKED_LABEL: Final = re.compile(r"q[ \t]*+:[ \t]*+")
 _SHORT_LEAD: Final = 120
 """The longest first paragraph read as a lead-in to a request in the second."""
 _SPEAKER: Final = re.compile(
@@ -323,7 +389,7 @@ _ROLE: Final = re.compile(
 the task; where the role is a tool for texts ("You are a sentiment classifier. Answer POSITIVE
 or NEGATIVE."), the task may be told by a label alone."""
 _GREETING: Final = re.compile(
-    r"(?:hi|hello|hey|dear|good\s+(?:morning|afternoon|evening))\b[^\n,.!]{0,40}[,.!]?\s*+"
+    r"(?:hi|hello|hey|dear|good\s+(?:morning|afternoon|evening))\b(?:[^\n,.!]{0,40}?[,.!])?\s*+"
 )
 """The greeting of a letter or a message, before what it asks."""
 _SAID: Final = re.compile(
@@ -385,6 +451,8 @@ def _payload(text: str) -> str | None:
             start = _after_instruction(text, lead.end())
             if start is not None:
                 break
+    if start is None:
+        start = _loose_instruction(text)
     if start is not None:
         return text[start:]
     for _ in range(_CLOSING_LINES):
@@ -410,7 +478,9 @@ def _payload(text: str) -> str | None:
         return None  # "Write a poem.\nThen translate the above.": a step after the request
     task = _AFTER.fullmatch(line)
     if task is None:
-        return text[:last].rstrip() if _LAST_TASK.match(line) is not None else None
+        told = _LAST_TASK.match(line) is not None or _loose_last(line)
+        told = told or _TASK_LINE.match(line) is not None
+        return text[:last].rstrip() if told else None
     if task.group("verb") is not None and _OBJECT.match(line, task.end("verb")) is None:
         return None  # "Source text: '...'\nSummarize the pet policy."
     return text[:last].rstrip()
@@ -483,10 +553,50 @@ def _unwrapped(payload: str) -> str:
     return (payload[: end.start()] if end is not None else payload).strip()
 
 
+def _item_starts(payload: str) -> list[int]:
+    """Where the items of a list open, after their markers (at most :data:`_LIST_ITEMS`)."""
+    return [m.end() for m in _ITEM.finditer(payload, 0, _ITEMS_MAX)][:_LIST_ITEMS]
+
+
+def _loose_instruction(text: str) -> int | None:
+    """Where the text starts after a first sentence that gives a task in words of its own
+    ("emojify this:", "headline it:", "as a copy editor, improve the flow of this paragraph:",
+    "spell check:"): a sentence that ends at a colon, holds a word of a language task and names
+    the text or what the task makes of it, or ends with the task's word; not one about the
+    answer ("Answer in French:")."""
+    end = _INSTRUCTION_END.search(text, 0, _INSTRUCTION_MAX)
+    if end is None or end.group()[0] != ":":
+        return None  # one sentence, to a colon
+    head = text[: end.start()]
+    if _TASK_WORD.search(head) is None or _ABOUT_ANSWER.search(head) is not None:
+        return None
+    made = _MADE_INTO.search(head)
+    if _DOCUMENT.search(head, 0, made.start() if made is not None else len(head)) is not None:
+        return None  # "Here is the article to summarise:\nHow to Grow Tomatoes ...": a headline
+    if _TEXT_REF.search(head) is None and _ENDS_WITH_TASK.search(head) is None:
+        return None
+    return end.end()
+
+
+def _loose_last(line: str) -> bool:
+    """Whether a short last line gives a task in words of its own, opening with its verb, and
+    names the text before it ("task: convert this to a bulleted list.", "make a limerick out
+    of that")."""
+    return (
+        len(line) <= _LOOSE_LAST_MAX
+        and _LOOSE_LAST_START.match(line) is not None
+        and _TASK_WORD.search(line) is not None
+        and _BACK_REF.search(line) is not None
+        and _ABOUT_ANSWER.search(line) is None
+    )
+
+
 def _points_back(line: str) -> bool:
     """Whether a last line points at the text before it: "the above", "the previous
     message", a caret, "Now paraphrase that."."""
     if line.lstrip()[:1] in ("^", "↑") or _LAST_TASK.match(line) is not None:
+        return True
+    if _loose_last(line) or _TASK_LINE.match(line) is not None:
         return True
     if "above" not in line and "previous" not in line and "preceding" not in line:
         return False  # most lines: string tests, no search
@@ -511,6 +621,15 @@ def _requests(payload: str) -> bool:
 
 
 def _opens_request(payload: str) -> bool:
+    if _ITEM.match(payload) is not None and len(_item_starts(payload)) >= 2:
+        # a list of texts: "1. Where is the station?\n2. How do I ...?"
+        return any(_REQUEST.match(payload, at) is not None for at in _item_starts(payload))
+    lead = _COLON_LEAD.match(payload)
+    if lead is not None:  # "I'm texting it: \"hey can you ...\""
+        payload = payload[lead.end() :].lstrip("\"'`")
+    asked = _ASKED_LABEL.match(payload)
+    if asked is not None and "\na:" not in payload:  # "Q: how do I ...", not a FAQ's Q and A
+        payload = payload[asked.end() :]
     greeting = _GREETING.match(payload)
     if greeting is not None:  # "Hi Tom,\n\nCould you send me the slides?"
         payload = payload[greeting.end() :]
