@@ -286,18 +286,36 @@ def test_worst_inputs_are_read_in_bounded_time(text: str) -> None:
     assert time.perf_counter() - start < 1.0
 
 
-def test_the_reader_holds_on_the_written_frames_it_was_tuned_on() -> None:
-    """``framed_b`` (bench/data/written_prompts.json, DATA.md): 180 requests in seven layouts
-    of language task, harmful and not; 90 texts that are not requests in the same frames; 60
-    ordinary prompts in the words of language tasks."""
+def _framed_by_kind(name: str) -> tuple[Counter[str], Counter[str]]:
     sets = json.loads(WRITTEN.read_text(encoding="utf-8"))["sets"]
-    rows = next(s for s in sets if s["name"] == "framed_b")["rows"]
+    rows = next(s for s in sets if s["name"] == name)["rows"]
     found: Counter[str] = Counter()
     total: Counter[str] = Counter()
     for row in rows:
         total[row["kind"]] += 1
         found[row["kind"]] += framed(row["prompt"])
-    requests = found["framed_harmful"] + found["framed_benign_request"]
-    assert requests >= 0.85 * (total["framed_harmful"] + total["framed_benign_request"])
-    assert found["framed_not_request"] <= 0.03 * total["framed_not_request"]
-    assert found["unframed"] == 0
+    return found, total
+
+
+@pytest.mark.parametrize(
+    ("name", "requests", "not_requests", "unframed"),
+    [
+        # tuned on (bench/data/written_prompts.json, DATA.md): 180 requests in seven layouts,
+        # harmful and not, 90 texts that are not requests in the same frames, 60 ordinary
+        # prompts in the words of language tasks; and two writers' 260, 80 and 60 each
+        ("framed_b", 0.85, 0.03, 0),
+        ("framed_c", 0.75, 0.03, 0),
+        ("framed_d", 0.75, 0.03, 0),
+        # held out: a fourth writer's, measured once with the reader as it landed (142 of 260
+        # requests, 1 of 80 texts, 1 of 60 ordinary prompts)
+        ("framed_e", 0.5, 0.03, 2),
+    ],
+)
+def test_the_reader_holds_on_the_written_frames(
+    name: str, requests: float, not_requests: float, unframed: int
+) -> None:
+    found, total = _framed_by_kind(name)
+    asked = total["framed_harmful"] + total["framed_benign_request"]
+    assert found["framed_harmful"] + found["framed_benign_request"] >= requests * asked
+    assert found["framed_not_request"] <= not_requests * total["framed_not_request"]
+    assert found["unframed"] <= unframed
