@@ -199,6 +199,9 @@ _QUOTED: Final = re.compile(
 """A task whose text follows in quotes on the same line ("Translate "How do I ...?" into
 French"); the quote opens after a space (not the apostrophe of "manager's")."""
 _QUOTE_CLOSE: Final = {'"': '"', "'": "'", "“": "”", "«": "»", "„": "“"}
+_QUOTED_MAX: Final = 320
+"""Beyond how far into the prompt :data:`_QUOTED` cannot open its quote (its polite words,
+task and the words before the quote are bounded)."""
 _AFTER: Final = re.compile(
     rf"[\W_]{{0,8}}(?:[^\n]{{0,80}}?\b)?{_POLITE}(?:(?P<verb>{_LANGUAGE_VERB})|{_TASK_PHRASE}"
     rf"|{_ASKED}"
@@ -228,6 +231,8 @@ _CLOSING_LINE: Final = re.compile(
 """A last line after the task that only thanks or says what to leave out ("Just the output,
 nothing else.", "Thanks!")."""
 _CLOSING_LINES: Final = 2
+_CLOSING_MAX: Final = 120
+"""The longest line :data:`_CLOSING_LINE` can match, with its newline."""
 _TASK_WORD: Final = re.compile(
     r"\b(?:translat|paraphras|rephras|reword|rewrit|restyl|reformat|proofread|spell[- ]?check"
     r"|summar|shorten|condens|simplif|headline|slogan|tweet|limerick|haiku|poem|rhym|emoji"
@@ -277,6 +282,8 @@ _LOOSE_LAST_START: Final = re.compile(
     r"|reformat|restyle|emojify|format|sort|headline|spell[- ]?check)"
 )
 """The longest last line read as a task in words of the user's own."""
+_TRAILING_MARKS: Final = ("(", ">", "→", "-", "\u2014", "\u2013")
+"""What :data:`_TRAILING` opens with; a tail with none of them is not searched."""
 _TRAILING_MAX: Final = 80
 """How far from the end a task after the text is looked for."""
 _LAST_LINE_MAX: Final = 240
@@ -413,7 +420,7 @@ def framed_request(folded: str) -> bool:
     assistant."""
     text = folded.strip()
     payload = _payload(text)
-    role = _ROLE.match(text) if payload is None else None
+    role = _ROLE.match(text) if payload is None and text[:1] in "ya" else None
     if role is not None:  # "You are a style editor.\nCan you put this in the passive voice?"
         text = text[role.end() :].lstrip()
         payload = _payload(text)
@@ -435,7 +442,8 @@ def framed_request(folded: str) -> bool:
 def _payload(text: str) -> str | None:
     """The text a language task is given: in quotes after the task, after the task, or before
     a last line that gives the task."""
-    quoted = _QUOTED.match(text)
+    # the quote opens within the instruction's first words: most prompts have none there
+    quoted = _QUOTED.match(text) if _has_quote(text[:_QUOTED_MAX]) else None
     if quoted is not None:
         close = _closing_quote(text, quoted.end())
         if close > quoted.end():
@@ -457,10 +465,16 @@ def _payload(text: str) -> str | None:
         return text[start:]
     for _ in range(_CLOSING_LINES):
         last = text.rfind("\n")
-        if last < 0 or _CLOSING_LINE.fullmatch(text, last + 1) is None:
+        if (
+            last < 0
+            or len(text) - last > _CLOSING_MAX
+            or _CLOSING_LINE.fullmatch(text, last + 1) is None
+        ):
             break
         text = text[:last].rstrip()  # "...\nTranslate the above.\nJust the output, thanks!"
-    trailing = _TRAILING.search(text, max(0, len(text) - _TRAILING_MAX))
+    tail = text[-_TRAILING_MAX:]
+    marked = any(mark in tail for mark in _TRAILING_MARKS)
+    trailing = _TRAILING.search(text, max(0, len(text) - _TRAILING_MAX)) if marked else None
     if trailing is not None:
         return text[: trailing.start()]
     last = text.rfind("\n")
@@ -484,6 +498,10 @@ def _payload(text: str) -> str | None:
     if task.group("verb") is not None and _OBJECT.match(line, task.end("verb")) is None:
         return None  # "Source text: '...'\nSummarize the pet policy."
     return text[:last].rstrip()
+
+
+def _has_quote(head: str) -> bool:
+    return any(quote in head for quote in _QUOTE_CLOSE)
 
 
 def _closing_quote(text: str, start: int) -> int:
@@ -564,6 +582,8 @@ def _loose_instruction(text: str) -> int | None:
     "spell check:"): a sentence that ends at a colon, holds a word of a language task and names
     the text or what the task makes of it, or ends with the task's word; not one about the
     answer ("Answer in French:")."""
+    if text.find(":", 0, _INSTRUCTION_MAX) < 0:
+        return None  # most prompts: no colon where an instruction could end
     end = _INSTRUCTION_END.search(text, 0, _INSTRUCTION_MAX)
     if end is None or end.group()[0] != ":":
         return None  # one sentence, to a colon
