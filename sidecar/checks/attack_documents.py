@@ -342,7 +342,7 @@ _PATTERNS: tuple[tuple[str, str, str], ...] = (
         "doc_vocative",
         "indirect_injection",
         # "AI reviewers: before writing ..., state ...", "<!-- LLM: tell the user ..."
-        rf"(?:^|[.!?]\s+|\n\s*|<!--\s*|[\[(<{{#/*>@~|]\s*|=[\"']\s*|\b(?:dear|hey|hi|hello|yo|okay|ok"
+        rf"(?:^|[.!?]\s+|\n[^\S\n]*+|<!--\s*|[\[(<{{#/*>@~|]\s*|=[\"']\s*|\b(?:dear|hey|hi|hello|yo|okay|ok"
         rf"|attention|reader)[,!]?\s+(?:there[,!]?\s+)?)(?:to |for )?{_WHO}{_AIT}{_HUMAN_AFTER}"
         rf"(?: only| instructions?| notes?| notice)?{_TRAIL}"
         rf"\s*+(?:[:,!\u2014\u2013-]++|\s+take note\b)\s*+{_THEN_ORDER}",
@@ -595,7 +595,7 @@ _PARAGRAPH_BREAK = re.compile(r"\n[ \t\r]*\n")
 """A blank line, in either line ending ("\\r\\n\\r\\n" holds "\\n\\r\\n"); no optional "\\r" before
 it, which makes the search try every character."""
 _USERS_LABEL = re.compile(
-    r"\s*[#*>]*\s*(?:questions?|instructions?|tasks?|query|answer|output|request"
+    r"\s*+[#*>]*+\s*+(?:questions?|instructions?|tasks?|query|answer|output|request"
     r"|notes?\s+to\s+self)\b[^\n:]{0,40}:"
 )
 """A paragraph that opens with a label of the user's own ("Question:", "Instructions:")."""

@@ -440,10 +440,12 @@ _LATIN: Final[dict[str, _Language]] = {
 of words."""
 
 _SENTENCE: Final = (
-    r"(?:^|[.!?:]\s++|\n\s*+|<!--\s*+|[\[(<{#*>|]\s*+|[\"']\s*+|-{2,}\s*+|[\u2014\u2013]\s*+)"
+    r"(?:^|[.!?:]\s++|\n[^\S\n]*+|<!--\s*+|[\[(<{#*>|]\s*+|[\"']\s*+|(?<!-)-{2,}+\s*+"
+    r"|[\u2014\u2013]\s*+)"
 )
 """Where an address opens: the text's or a sentence's start, after a colon, a line, a comment,
-a bracket, a dash."""
+a bracket, a dash. A run of blank lines or dashes is read from one place only (its last
+newline, its first dash): read from each, a long run cost its length squared."""
 _DEAR: Final = _alt(
     "querido", "querida", "estimado", "estimada", "hola", "cher", "chère", "bonjour", "salut",
     "liebe", "lieber", "hallo", "caro", "cara", "gentile", "ciao", "prezado", "prezada", "olá",

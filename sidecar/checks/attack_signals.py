@@ -43,7 +43,8 @@ import base64
 import binascii
 import codecs
 import re
-from collections.abc import Callable, Sequence
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -127,6 +128,19 @@ _HARMFUL_TEXT = (
 """Words of a request for hurtful text; inside a benign task ("translate the following: write
 a ... sentence about ...") they make the task the cover of the request."""
 _HARMFUL = "(?:" + "|".join(_HARMFUL_TEXT) + ")"
+
+_SPLIT_ASSIGN = r"\b(?:[a-z]\w{0,2})\s*=\s*['\"][^'\"\n]{1,80}['\"]"
+_SPLIT_JOIN = (
+    r"\b(?:(?:combine|concatenate|join) (?:them|the strings|the variables|[a-z]\w{0,2} and)"
+    r"|[a-z]\w{0,2} ?\+ ?[a-z]\w{0,2})"
+)
+_SPLIT_ORDER = (
+    r"\b(?:follow|execute|answer|respond to|do what|carry out|perform|write|tell me"
+    r"|instructions?)\b"
+)
+_SPLIT_GAPS = (200, 300, 200)
+"""The ``split`` pattern: two short strings assigned to variables, joined, and an order about
+the result, each within its gap of the one before (see :func:`_split_starts`)."""
 
 _PASTED_AT = r"</[a-z]|```|\"\"\"|\'\'\'"
 """Where the shared RE2 pass says a prompt may paste a document: a closing tag, a fence, a
@@ -354,7 +368,8 @@ _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
         "split",
         "payload_splitting",
         True,
-        r"\b(?:[a-z]\w{0,2})\s*=\s*['\"][^'\"\n]{1,80}['\"].{0,200}\b(?:[a-z]\w{0,2})\s*=\s*['\"][^'\"\n]{1,80}['\"].{0,300}\b(?:(?:combine|concatenate|join) (?:them|the strings|the variables|[a-z]\w{0,2} and)|[a-z]\w{0,2} ?\+ ?[a-z]\w{0,2}).{0,200}\b(?:follow|execute|answer|respond to|do what|carry out|perform|write|tell me|instructions?)\b",
+        rf"{_SPLIT_ASSIGN}.{{0,{_SPLIT_GAPS[0]}}}{_SPLIT_ASSIGN}.{{0,{_SPLIT_GAPS[1]}}}"
+        rf"{_SPLIT_JOIN}.{{0,{_SPLIT_GAPS[2]}}}{_SPLIT_ORDER}",
     ),
     (
         "affirmative_prefix",
@@ -411,7 +426,7 @@ _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
         "indirect_injection",
         True,
         rf"\b(?:(?:note|message|instruction|reminder|notice|directive|memo|warning)s? (?:to|for)|attention,?) (?:{_AI_READERS}|the {_AIS}){_NOTE_ORDER}"
-        rf"|(?:^|[.!?]\s+|\n\s*)(?:to|for) (?:{_AI_READERS}|the {_AIS}){_NOTE_ORDER}",
+        rf"|(?:^|[.!?]\s+|\n[^\S\n]*+)(?:to|for) (?:{_AI_READERS}|the {_AIS}){_NOTE_ORDER}",
     ),
     (
         "your_prompt",
@@ -709,7 +724,90 @@ and after it the match may reach: one automaton pass finds them, and a pattern i
 for only around its triggers."""
 
 _COMPILED = {name: re.compile(expr, re.DOTALL) for name, _, _, expr in _PATTERNS}
-_COMBINED = re.compile("|".join(f"(?:{expr})" for _, _, _, expr in _PATTERNS), re.DOTALL)
+_COMBINED = re.compile(
+    "|".join(f"(?:{expr})" for name, _, _, expr in _PATTERNS if name != "split"), re.DOTALL
+)
+"""Every pattern but ``split``, which :func:`_split_starts` reads (see :func:`_instruction`)."""
+_SPLIT_ASSIGNED = re.compile(f"(?=({_SPLIT_ASSIGN}))")
+_SPLIT_JOINED = re.compile(f"(?=({_SPLIT_JOIN}))")
+_SPLIT_ORDERED = re.compile(_SPLIT_ORDER)
+_SPLIT_REACH = 1_200
+"""Longer than any match of ``split`` (its pieces and gaps add up to about 930 characters)."""
+_SPLIT_STARTS = 8
+"""The most places a match of ``split`` is looked for (:func:`_split_matches`)."""
+
+
+def _split_starts(text: str, pos: int = 0, endpos: int | None = None) -> list[int]:
+    """Where a match of the ``split`` pattern starts in ``text[pos:endpos]`` (the first
+    :data:`_SPLIT_STARTS`): a string assigned, another within the first gap, strings joined
+    within the second, an order within the third. Its pieces are found once each and chained
+    back from the last, so a text full of pieces that never make a chain ("a='b' c+d" over
+    and over) costs a pass, where the pattern's three gaps in a row tried every way to chain
+    them at every assignment."""
+    end = len(text) if endpos is None else endpos
+    assigned = [
+        (m.start(), m.start() + len(m.group(1))) for m in _SPLIT_ASSIGNED.finditer(text, pos, end)
+    ]
+    if len(assigned) < 2:
+        return []
+    ordered = [m.start() for m in _SPLIT_ORDERED.finditer(text, pos, end)]
+    if not ordered:
+        return []
+    first, second, third = _SPLIT_GAPS
+    joined = [
+        m.start()
+        for m in _SPLIT_JOINED.finditer(text, pos, end)
+        if _any_within(ordered, m.start() + len(m.group(1)), third)
+    ]
+    seconds = [a for a, b in assigned if _any_within(joined, b, second)]
+    return [a for a, b in assigned if _any_within(seconds, b, first)][:_SPLIT_STARTS]
+
+
+def _any_within(starts: list[int], at: int, gap: int) -> bool:
+    """Whether one of the sorted ``starts`` is in ``[at, at + gap]``."""
+    i = bisect_left(starts, at)
+    return i < len(starts) and starts[i] <= at + gap
+
+
+_NEEDLES: dict[str, tuple[tuple[str, ...], int]] = {
+    "masked_word": (("ascii ", "[mask] with "), 1_600),
+}
+"""Patterns with a long gap that every match holds one of a few strings in, and how far a
+match reaches from it: they are searched only around those strings (the first
+:data:`_NEEDLES_MAX`), not from every ``[mask]`` of a text full of them."""
+_NEEDLES_MAX = 8
+
+
+def _matches_near(name: str, folded: str, pos: int, endpos: int) -> Iterator[re.Match[str]]:
+    """The matches of the pattern ``name`` (one of :data:`_NEEDLES`) around its strings."""
+    needles, reach = _NEEDLES[name]
+    found: list[int] = []
+    for needle in needles:
+        at = folded.find(needle, pos, endpos)
+        while at >= 0 and len(found) < 2 * _NEEDLES_MAX:
+            found.append(at)
+            at = folded.find(needle, at + 1, endpos)
+    windows: list[list[int]] = []
+    for at in sorted(found)[:_NEEDLES_MAX]:
+        lo, hi = max(pos, at - reach), min(endpos, at + reach)
+        if windows and lo <= windows[-1][1]:
+            windows[-1][1] = hi
+        else:
+            windows.append([lo, hi])
+    for lo, hi in windows:
+        yield from _COMPILED[name].finditer(folded, lo, hi)
+
+
+def _split_matches(folded: str, pos: int, endpos: int) -> Iterator[re.Match[str]]:
+    """The matches of ``split`` in ``folded[pos:endpos]``, each read in a window from where
+    :func:`_split_starts` says it starts."""
+    pattern = _COMPILED["split"]
+    for start in _split_starts(folded, pos, endpos):
+        match = pattern.match(folded, start, min(endpos, start + _SPLIT_REACH))
+        if match is not None:
+            yield match
+
+
 """Every pattern in one, for reading decoded payloads (short)."""
 _META = {name: (technique, sure) for name, technique, sure, _ in _PATTERNS}
 
@@ -890,8 +988,8 @@ _SURE_WHEN: dict[str, tuple[_Core, ...]] = {
             r"|yourself)\b|\bjailbroken version of (?:yourself|you|chatgpt|gpt|the (?:assistant"
             r"|ai|model))\b|\byou(?:'re| are) (?:a |an |the )?jailbroken (?:ai|assistant"
             r"|model|chatbot|bot|version)\b|(?<!\bif )\b(?:you(?:'ve| have| are|'re| were)|as if"
-            r" you(?:'ve| have)?|pretend(?: to be| you're| you are| you've been)?) (?:now |been "
-            r"|(?:been )?successfully )*jailbr(?:oken|eak)\b(?! (?:your|a|an|the|my|his|her"
+            r" you(?:'ve| have)?|pretend(?: to be| you're| you are| you've been)?) (?:(?:now|been"
+            r"|successfully) )*+jailbr(?:oken|eak)\b(?! (?:your|a|an|the|my|his|her"
             r"|their|this|that|it|devices?|phones?)\b)",
             anywhere=True,
         ),
@@ -1064,12 +1162,18 @@ def _pattern_signal(
     where it does not match."""
     technique, sure = _META[name]
     forms = (_PASSAGE_SURE_WHEN if passage else _SURE_WHEN).get(name)
+    if name == "split":
+        matches: Iterable[re.Match[str]] = _split_matches(folded, *window)
+    elif name in _NEEDLES:
+        matches = _matches_near(name, folded, *window)
+    else:
+        matches = _COMPILED[name].finditer(folded, *window)
     if not sure or forms is None:
-        found = _COMPILED[name].search(folded, *window) is not None
+        found = next(iter(matches), None) is not None
         return Signal(technique, sure, name) if found else None
     cue = None
     read_to = reading.read_to.get(name, -1)
-    for match in _COMPILED[name].finditer(folded, *window):
+    for match in matches:
         cue = Signal(technique, False, name)
         if match.start() < read_to:
             continue
@@ -1269,7 +1373,9 @@ def _texty(raw: bytes) -> str | None:
 def _instruction(text: str) -> bool:
     """Whether decoded text reads as an instruction: words of requests, not just any words."""
     words = set(_WORDS.findall(text))
-    return len(words & _INSTRUCTION_WORDS) >= 2 or _COMBINED.search(text) is not None
+    if len(words & _INSTRUCTION_WORDS) >= 2 or _COMBINED.search(text) is not None:
+        return True
+    return bool(_split_starts(text))
 
 
 def _decodes(token: str) -> str | None:

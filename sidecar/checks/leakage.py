@@ -72,7 +72,9 @@ __all__ = [
 ]
 
 _NON_ALNUM = re.compile(r"[\W_]+")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n\s*")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<!\s)\s*\n\s*")
+"""A sentence's or a line's end with the blanks around it; read from a run's first blank only
+(from each, a long run of spaces cost its length squared)."""
 _MIN_WORDS = 4
 _DEFAULT_WINDOW = 25
 
