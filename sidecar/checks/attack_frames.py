@@ -40,7 +40,10 @@ LANGUAGES: Final = (
 _WORK_VERB: Final = (
     r"(?:edit|polish|shorten|condense|restate|reverse|capitali[sz]e|extract|tokeni[sz]e|parse"
     r"|classify|convert|change|turn|put|transform|render|improve|expand|elaborate\s+on|continue"
-    r"|fix|correct|check|clean\s+up|make|trim|cut|break|boil|tighten|tone|spice|jazz)\b"
+    r"|fix|correct|check|clean\s+up|make|trim|cut|tighten|tone|spice|jazz"
+    # not "break it down for me:", "boil it down:", which ask to explain
+    r"|(?:break|boil)(?![ \t]++(?:this|that|it)[ \t]++down[ \t]*+(?:for[ \t]++me[ \t]*+)?"
+    r"[:?.!,]))\b"
 )
 """Verbs that work on a text once they name it ("Turn this into a haiku:"), and are also
 nouns and other verbs ("Reverse proxy setup:", "Edit: also ...", "Convert my app to ...")."""
@@ -63,7 +66,8 @@ _TASK_PHRASE: Final = (
     r"|how\s+many\s+(?:words|letters|characters|syllables|vowels|sentences)\s+(?:are|is|does)\b"
     r"|reverse\s+the\s+(?:word\s+)?order|give\s+(?:me\s+)?the\s+word\s+count|tl;?dr\b"
     r"|(?:classify|analy[sz]e|rate|label|detect|identify|give\s+(?:me\s+)?)\s*the\s+(?:sentiment"
-    r"|tone|mood|register|intent)\b|(?:run\s+)?sentiment\s+analysis\s+on\b"
+    r"|tone|mood|register|intent)\b|(?:run\s+)?sentiment\s+analysis\s+on\s+(?:this|these|that"
+    r"|the\s+following|the\s+above)\b"
     r"|(?:pull\s+out|list|extract|find)\s+(?:the\s+)?(?:\d+\s+)?key\s*(?:terms|words|phrases)"
     rf"|give\s+(?:me\s+)?(?:the\s+)?{LANGUAGES}\s+(?:version|translation)"
     rf"|give\s+(?:me\s+)?(?:the\s+above|this|it)\s+in\s+{LANGUAGES}"
@@ -78,24 +82,28 @@ _TASK_PHRASE: Final = (
 )
 """Tasks in a few words ("fix the grammar", "count the words", "in British English")."""
 _ASKED: Final = (
-    r"(?:(?:what|which)\s+language\s+(?:is|are)\s+(?:this|these|that|it|the\s+(?:above|following"
+    r"(?:(?:what|which)\s+language\s+(?:is|are)\s+(?:this|these|that|the\s+(?:above|following"
     r"|text|sentence|message))\b"
-    r"|(?:tell\s+me|do\s+you\s+know|guess|name)\s+(?:which|what)\s+language\b"
-    r"|(?:does|do)\s+(?:this|these|it)\s+(?:sound|read|look|seem)\b"
-    r"|is\s+(?:this|these|it|the\s+(?:\w+\s+)?(?:above|text|sentence|message))\s+(?:\w+\s+){0,2}?"
+    r"|(?:tell\s+me|do\s+you\s+know|guess|name)\s+(?:which|what)\s+language\s+"
+    r"(?:(?:this|these|that)"
+    r"\s+(?:is|are)|(?:is|are)\s+(?:this|these|that|the\s+following))\b"
+    r"|(?:does|do)\s+(?:this|these)\s+(?:sound|read)\b"
+    r"|is\s+(?:this|these|the\s+(?:\w+\s+)?(?:text|sentence|message))\s+(?:(?:sentence|phrase|text"
+    r"|message|paragraph|email|e-mail|line|wording|review|post|tweet|comment|reply)\s+)?"
+    r"(?:(?:too|very|really|so|more|less|still)\s+)?"
     r"(?:grammatical(?:ly\s+correct)?|correct|positive|negative|neutral|rude|polite|formal"
     r"|natural)\b"
     r"|how\s+(?:would|do|can|could|should)\s+(?:i|you|we|one)\s+(?:say|phrase|word|write|put"
     r"|express)\s+(?:this|that|it)\b"
     rf"|what(?:'s|\s+is)\s+(?:this|that|it)\s+in\s+{LANGUAGES}\b"
-    r"|how\s+(?:would|do|can|could)\s+(?:you|i|we|one)\s+say\b"
-    r"|how\s+(?:would|does|do|will)\s+(?:this|these|it)\s+(?:be\s+said|be\s+written|sound|look"
-    r"|read|translate)\b"
+    r"|how\s+(?:would|does|do|will)\s+(?:this|these)\s+(?:be\s+said|be\s+written|sound|look"
+    rf"|read|translate(?=\s*[?.:!]|\s+(?:in)?to\s+{LANGUAGES}))\b"
     r"|what(?:'s|\s+is|\s+are)\s+the\s+(?:gist|tone|sentiment|mood|keywords|key\s+(?:words"
-    r"|terms|phrases))\s+(?:of|in|here)\b"
-    r"|what\s+(?:tone|sentiment|mood)\s+(?:does|do)\s+(?:this|these|it)\b"
+    r"|terms|phrases))\s+(?:(?:of|in)\s+(?:this|these|that|the\s+(?:following|text|message|sentence"
+    r"|passage))|here)\b"
+    r"|what\s+(?:tone|sentiment|mood)\s+(?:does|do)\s+(?:this|these)\b"
     r"|what\s+(?:would|could)\s+be\s+a\s+good\s+(?:title|headline|name|caption|subject\s+line)"
-    r"\s+for\b"
+    r"\s+for\s+(?:this|these|that|it|the\s+(?:following|text|message|sentence|passage))\b"
     r")"
 )
 """A task asked as a question about the text ("What language is this?", "Does this sound
@@ -171,12 +179,19 @@ _DOCUMENT: Final = re.compile(
 article:\nHow Can I Save More Money? Experts Weigh In ...")."""
 _INSTRUCTION_MAX: Final = 140
 """The longest instruction read (from the task to its colon or sentence end)."""
+_FEW_WORDS: Final = (
+    rf"[\W_]{{0,8}}(?:fix[ \t]++(?:the[ \t]++)?(?:grammar|spelling|typos)|word[ \t]++count"
+    rf"|add[ \t]++(?:some[ \t]++)?emojis?|tl;?dr|{LANGUAGES}[ \t]++translation(?:[ \t]++(?:plz"
+    r"|pls|please))?)[ \t]*+[?.!]*+[ \t]*+"
+)
+"""A task in a few words ("fix grammar", "word count?"): a last line only after a blank line,
+or it says how to write the answer ("Write a birthday message.\nAdd some emojis")."""
+_FEW_WORDS_LINE: Final = re.compile(_FEW_WORDS)
 _LAST_TASK: Final = re.compile(
-    rf"[\W_]{{0,8}}(?:now[ \t]++)?{_POLITE}(?:{_LANGUAGE_VERB}|{_WORK_VERB})[ \t]++"
-    r"(?:this|that|it)\b"
-    rf"|[\W_]{{0,8}}(?:fix[ \t]++(?:the[ \t]++)?(?:grammar|spelling|typos)|word[ \t]++count"
-    rf"|add[ \t]++(?:some[ \t]++)?emojis?|tl;?dr|{LANGUAGES}[ \t]++translation(?:[ \t]++(?:plz|pls"
-    r"|please))?)[ \t]*+[?.!]*+[ \t]*+$"
+    rf"[\W_]{{0,8}}(?:now[ \t]++)?{_POLITE}{_LANGUAGE_VERB}[ \t]++(?:this|that|it)\b"
+    rf"|[\W_]{{0,8}}(?:now[ \t]++{_POLITE}{_WORK_VERB}[ \t]++(?:this|that|it)"
+    rf"|{_POLITE}{_WORK_VERB}[ \t]++(?:this|that))\b"
+    rf"|{_FEW_WORDS}$"
 )
 """A last line that turns the text above into something else, naming it with a pronoun
 ("Now paraphrase that.", "Could you make this more fun?"), or a task in a few words ("fix
@@ -237,7 +252,8 @@ _TASK_WORD: Final = re.compile(
     r"\b(?:translat|paraphras|rephras|reword|rewrit|restyl|reformat|proofread|spell[- ]?check"
     r"|summar|shorten|condens|simplif|headline|slogan|tweet|limerick|haiku|poem|rhym|emoji"
     r"|bullet|checklist|alphabetic|tone|sentiment|grammar|typo|spelling|punctuat|capitali[sz]"
-    r"|uppercase|lowercase|wording|flow|spice[ \t]up|jazz[ \t]up|tidy[ \t]up|phrase[ \t]+(?:this"
+    r"|uppercase|lowercase|wording|flow(?=[ \t]+of\b)|spice[ \t]up|jazz[ \t]up|tidy[ \t]up"
+    r"|phrase[ \t]+(?:this"
     rf"|it)|language|mean|count)\w*|\b{LANGUAGES}\b"
 )
 """Words of a language task anywhere in an instruction of the user's own wording."""
@@ -254,8 +270,10 @@ _ENDS_WITH_TASK: Final = re.compile(
 )
 """An instruction that is its task's word ("spell check:", "translate please:")."""
 _BACK_REF: Final = re.compile(
-    rf"\b(?:this|that|it|these|the[ \t]+(?:above|previous|preceding|following)"
-    rf"|the[ \t]+(?:[\w-]+[ \t]+)?{_TEXT_NOUN})\b"
+    rf"\b(?:this|that|these|the[ \t]+(?:above|previous|preceding|following)"
+    r"|the[ \t]+(?:[\w-]+[ \t]+)?"
+    r"(?!(?:language|grammar|spelling|style|tone|punctuation|wording)\b)"
+    rf"{_TEXT_NOUN})\b"
 )
 _ABOUT_ANSWER: Final = re.compile(
     r"\b(?:answer|answers|respond|response|reply|replies|output|result|your)\b"
@@ -319,11 +337,13 @@ _REQUEST: Final = re.compile(
     r"|lethal|deadliest|fatal|maximum|max)\b"
     r"|what\s+are\s+some\s+(?:\w+\s+)?(?:ways|things|tips|ideas|places)\b"
     r"|what\s+(?:dose|amount|quantity)\s+of\b"
-    r"|(?:the\s+)?(?:best|easiest|quickest|fastest|cheapest|safest)\s+(?:way|ways|place|places)\s+to\b"
+    r"|(?:the\s+)?(?:best|easiest|quickest|fastest|cheapest|safest)\s+(?:way|ways|place"
+    r"|places)\s+to\b"
     r"|step[\s-]+by[\s-]+step\s+(?:how|guide|instructions)\b"
     r"|(?:some|any)(?:one|body)\s+(?:tell|show|teach|help|give|explain|walk)\b"
     r"|(?:i\s+)?need\s+(?:someone|somebody|help|advice|instructions|tips|a\s+way)\b"
-    r"|(?:what|wat|which)\s+(?:kind|type|sort)\s+of\b[^.?!\n]{0,40}?\b(?:is|are|would)\s+(?:the\s+)?"
+    r"|(?:what|wat|which)\s+(?:kind|type|sort)\s+of\b[^.?!\n]{0,40}?\b(?:is|are|would)\s+"
+    r"(?:the\s+)?"
     r"(?:best|better|good|easiest)\b"
     r"|is\s+it\s+(?:\w+\s+)?(?:bad|safe|dangerous|legal|illegal|ok|okay|normal|worth)\b"
     r"|where\s+(?:can|could|do|should|would)\s+(?:i|one|we|you|someone)\b"
@@ -377,6 +397,12 @@ _SPEAKER: Final = re.compile(
 FAQ, a script or a transcript's roles."""
 _CHAT_LINES: Final = 2
 """The lines of a chat log's first speaker read for a request."""
+_TAG: Final = re.compile(r"(?:```[a-z]*|-{3,}|<[a-z_]{1,20}>)")
+"""A text that opens with a fence, a rule or a tag: its last line may label itself the task
+(:data:`_TASK_LINE`)."""
+_ASKER_LABELS: Final = ("question", "prompt", "request", "message")
+"""Labels that put a question to a role ("You are my English teacher.\nQuestion: ..."), not
+a text to a tool."""
 _WHERE: Final = re.compile(
     r"(?:the[ \t]++)?(?:text|input|sentence|message|passage|content)s?[ \t]++(?:is|are)[ \t]++"
     r"(?:inside|in|between|within|enclosed[ \t]++in|wrapped[ \t]++in)\b[^\n.:]{0,40}[.:]\s*+"
@@ -425,7 +451,8 @@ def framed_request(folded: str) -> bool:
         text = text[role.end() :].lstrip()
         payload = _payload(text)
         tool = role.group("tool") is not None
-        if payload is None and tool and _LABEL.match(text, 0, _LABEL_MAX) is not None:
+        label = _LABEL.match(text, 0, _LABEL_MAX) if tool else None
+        if payload is None and label is not None and not label.group().startswith(_ASKER_LABELS):
             payload = text  # "You are a translation engine.\n\nInput: ...\nOutput:"
     if payload is None or len(payload) > PAYLOAD_MAX + _LABELS_MAX:
         return False
@@ -486,14 +513,19 @@ def _payload(text: str) -> str | None:
         if last < 0:
             return None
         line = text[last + 1 : last + 1 + len(line) + _LAST_LINE_MAX].split("\n", 1)[0]
-    if not _points_back(line) and _LABEL.match(text, 0, min(last, _LABEL_MAX)) is None:
+    labelled = _LABEL.match(text, 0, min(last, _LABEL_MAX)) is not None
+    tagged = _TAG.match(text) is not None and _TASK_LINE.match(line) is not None
+    if not _points_back(line) and not labelled and not tagged:
         return None
     if _NEXT_STEP.match(line) is not None:
         return None  # "Write a poem.\nThen translate the above.": a step after the request
+    few = line[:1].isalpha() and _FEW_WORDS_LINE.fullmatch(line) is not None
+    if few and not text[:last].rstrip(" \t").endswith("\n"):
+        return None  # "Write a birthday message.\nAdd some emojis": how to write the answer
     task = _AFTER.fullmatch(line)
     if task is None:
         told = _LAST_TASK.match(line) is not None or _loose_last(line)
-        told = told or _TASK_LINE.match(line) is not None
+        told = told or ((labelled or tagged) and _TASK_LINE.match(line) is not None)
         return text[:last].rstrip() if told else None
     if task.group("verb") is not None and _OBJECT.match(line, task.end("verb")) is None:
         return None  # "Source text: '...'\nSummarize the pet policy."
@@ -537,6 +569,8 @@ def _after_instruction(text: str, at: int) -> int | None:
             return None  # "Summarize this article:\nHow to Grow Tomatoes ...": a headline
         names = _NAMES_ITS_TEXT.search(line, 0, colon) is not None
         return at + colon + 1 if names or not loose else None
+    if m.group("asked") is not None and "above" in m.group("asked"):
+        return None  # "Is the above correct?": its text is not what follows
     if m.group("asked") is not None and end is not None and end.group()[0] in "?.":
         return at + end.end()  # "Does this sound rude? How do I ...", "What language is this?\n..."
     if end is None:
@@ -593,9 +627,48 @@ def _loose_instruction(text: str) -> int | None:
     made = _MADE_INTO.search(head)
     if _DOCUMENT.search(head, 0, made.start() if made is not None else len(head)) is not None:
         return None  # "Here is the article to summarise:\nHow to Grow Tomatoes ...": a headline
-    if _TEXT_REF.search(head) is None and _ENDS_WITH_TASK.search(head) is None:
+    if _ENDS_WITH_TASK.search(head) is None and not _task_names_text(head):
         return None
     return end.end()
+
+
+_REF_NOUN: Final = (  # the text nouns, less the qualities a task may be about
+    r"(?:text|sentence|phrase|question|request|prompt|message|paragraph|passage|words|e-?mail"
+    r"|letter|line|essay|draft|post|reply|review|paper|article|story|poem|speech|note|tweet"
+    r"|document|copy)"
+)
+_NEAR_REF: Final = re.compile(
+    r"\b(?:this|these|it)(?=[ \t]*+(?:$|[^\w \t]|(?:into|to|2|in|as|for|from|so|more|less"
+    r"|please|pls|plz"
+    rf"|lol|{_REF_NOUN})\b))|\bthe[ \t]+following\b|\bthe[ \t]+(?:[\w-]+[ \t]+)?{_REF_NOUN}\b"
+    r"|\b(?:to|into|as|in)[ \t]+(?:a[ \t]+|an[ \t]+)?(?:[\w-]+[ \t]+)?(?:list|table|tweet|thread"
+    rf"|haiku|limerick|poem|slogan|headline|checklist|json|markdown|bullet\w*|{LANGUAGES}"
+    rf"|{_REF_NOUN})\b"
+)
+"""What names the text in an instruction: "this" or "it" as the text itself ("emojify this:",
+not "this app"), "the following", a text noun, or what the task makes ("into a tweet")."""
+_LANGUAGE_WORD: Final = re.compile(rf"{LANGUAGES}$")
+_NEAR_WORDS: Final = 3
+"""The most words between a task's word and the text it names."""
+
+
+def _task_names_text(head: str) -> bool:
+    """A task word and the text it names within a few words ("improve the flow of this
+    paragraph", "it in portuguese"), not apart ("a bullet journal and I love it")."""
+    refs = [m.span() for m in _NEAR_REF.finditer(head)]
+    for task in _TASK_WORD.finditer(head):
+        language = _LANGUAGE_WORD.match(task.group()) is not None
+        for start, end in refs:
+            if start < task.end() and task.start() < end:  # overlapping
+                if not language or head.startswith(
+                    "in", start
+                ):  # "in plain English", not "to French"
+                    return True
+                continue
+            gap = head[task.end() : start] if task.end() <= start else head[end : task.start()]
+            if len(gap.split()) <= _NEAR_WORDS:
+                return True
+    return False
 
 
 def _loose_last(line: str) -> bool:
@@ -616,7 +689,7 @@ def _points_back(line: str) -> bool:
     message", a caret, "Now paraphrase that."."""
     if line.lstrip()[:1] in ("^", "↑") or _LAST_TASK.match(line) is not None:
         return True
-    if _loose_last(line) or _TASK_LINE.match(line) is not None:
+    if _loose_last(line):
         return True
     if "above" not in line and "previous" not in line and "preceding" not in line:
         return False  # most lines: string tests, no search

@@ -201,6 +201,22 @@ NOT_FRAMED = [
     "Summarize this survey:\n\nOpening hours\n\n1. Which library do you use most often?\n2. "
     "What time would you like it to open?",
     "Translate this FAQ into Spanish:\nQ: Can I pay by card?\nA: Yes, all major cards.",
+    # a task's word in a first sentence that names no text near it
+    "Quick question about this flow chart: how do I add a decision node in Visio?",
+    "I have a list of 500 English words in this spreadsheet: how do I remove duplicates?",
+    "Sentiment analysis on tweets: which library would you recommend?",
+    "Break it down for me: how does a mortgage work?",
+    # questions about the user's own work or plans, not a text handed over
+    "Is this code correct? How can I test it properly?",
+    "How would you say no to a coworker politely? Can you give me some phrases?",
+    "What would be a good name for my bakery? Can you suggest ten?",
+    "Is the above correct? Can you also explain how the chain rule works?",
+    "You are my English teacher.\nQuestion: when do I use 'the' and when 'a'?",
+    # a last line about how to write the answer
+    "Write a poem about autumn leaves.\nMake it rhyme.",
+    "Write an email to my landlord about the heating.\nMake the tone firm but polite.",
+    "Can you write a birthday message for my mom?\nAdd some emojis",
+    "How can I change the delivery address on my order?\nLanguage: Spanish",
 ]
 
 
