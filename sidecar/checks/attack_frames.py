@@ -28,9 +28,10 @@ __all__ = ["LANGUAGES", "PAYLOAD_MAX", "framed_request"]
 
 _LANGUAGE_VERB: Final = (
     r"(?:translate|paraphrase|rephrase|reword|re-?write|proof-?read|spell-?check|summari[sz]e"
-    r"|simplify|transliterate)\b"
+    r"|simplify|transliterate|tokeni[sz]e|alphabeti[sz]e|emojify"
+    r"|[a-z]+-ify)\b"
 )
-"""Tasks that say what they do on their own ("Translate: ...")."""
+"""Tasks that say what they do on their own ("Translate: ...", "haiku-ify:")."""
 LANGUAGES: Final = (
     r"(?:english|french|spanish|german|italian|portuguese|dutch|russian|polish|czech|slovak"
     r"|ukrainian|romanian|hungarian|greek|turkish|arabic|hebrew|persian|farsi|hindi|urdu"
@@ -49,7 +50,7 @@ _WORK_VERB: Final = (
 nouns and other verbs ("Reverse proxy setup:", "Edit: also ...", "Convert my app to ...")."""
 _TASK_PHRASE: Final = (
     r"(?:(?:correct|fix|check|clean\s+up|improve)\s+(?:the\s+|any\s+|all\s+|my\s+)?"
-    r"(?:grammatical\s+|spelling\s+)?(?:grammar"
+    r"(?:grammatical\s+|spelling\s+)?(?:gramm[ae]r"
     r"|spelling|punctuation|typos?|mistakes|errors|wording|style|capitali[sz]ation)"
     r"|(?:detect|identify)\s+the\s+language"
     r"|(?:in\s+)?(?:british|american|uk|us|plain|simple|formal)\s+(?:english|spelling)"
@@ -64,6 +65,16 @@ _TASK_PHRASE: Final = (
     r"|(?:what|which)\s+(?:is|are)\s+the\s+(?:sentiment|tone|language|mood|register|tense"
     r"|word\s+count|part\s+of\s+speech)"
     r"|how\s+many\s+(?:words|letters|characters|syllables|vowels|sentences)\s+(?:are|is|does)\b"
+    rf"|(?:correct|fix|check|improve)\s+my\s+(?:writing|{LANGUAGES})\b"
+    r"|title\s+case|(?:convert|translate)\s+(?:it\s+|this\s+)?(?:to|into)\s+morse"
+    r"|(?:tag|label|mark)\s+(?:each|every|the)\s+(?:word|token)s?"
+    r"|(?:italici[sz]e|bold|underline|highlight|circle)\s+the\s+(?:verbs|nouns|adjectives|adverbs"
+    r"|keywords|subject|object)"
+    r"|(?:annotate|label|tag|mark|find|identify)\s+the\s+(?:named\s+)?entities"
+    r"|expand\s+the\s+abbreviations|rate\s+the\s+(?:readability|tone|formality)"
+    r"|grammar\s+check|split\s+(?:this|it)\s+into\s+(?:separate\s+)?sentences"
+    r"|tidy\s+(?:this|it)\s+up|simplify\s+the\s+(?:vocabulary|wording|language)"
+    r"|(?:pull\s+out|extract)\s+the\s+(?:main\s+)?keywords"
     r"|reverse\s+the\s+(?:word\s+)?order|give\s+(?:me\s+)?the\s+word\s+count|tl;?dr\b"
     r"|(?:classify|analy[sz]e|rate|label|detect|identify|give\s+(?:me\s+)?)\s*the\s+(?:sentiment"
     r"|tone|mood|register|intent)\b|(?:run\s+)?sentiment\s+analysis\s+on\s+(?:this|these|that"
@@ -102,6 +113,9 @@ _ASKED: Final = (
     r"|terms|phrases))\s+(?:(?:of|in)\s+(?:this|these|that|the\s+(?:following|text|message|sentence"
     r"|passage))|here)\b"
     r"|what\s+(?:tone|sentiment|mood)\s+(?:does|do)\s+(?:this|these)\b"
+    r"|what(?:'s|\s+is)\s+the\s+word\s+count\s+of\s+(?:this|the\s+following)\b"
+    r"|what\s+tense\s+is\s+(?:this|the\s+following)\b"
+    r"|is\s+this\s+(?:sentence\s+)?grammatically\s+(?:ok|okay|right|fine|sound)\b"
     r"|what\s+(?:would|could)\s+be\s+a\s+good\s+(?:title|headline|name|caption|subject\s+line)"
     r"\s+for\s+(?:this|these|that|it|the\s+(?:following|text|message|sentence|passage))\b"
     r")"
@@ -110,8 +124,9 @@ _ASKED: Final = (
 rude?", "How would you say this in Greek?"): it names its text itself."""
 _POLITE: Final = (
     r"(?:(?:hey|hi|hello|ok|okay)(?:[ \t]++(?:there|so|again))?[,!]?[ \t]++)?"
-    r"(?:please[ \t]++|kindly[ \t]++|now[ \t]++"
-    r"|(?:can|could|would|will)[ \t]++you[ \t]++(?:please[ \t]++)?|would[ \t]++you[ \t]++mind"
+    r"(?:(?:please|pls|plz)[ \t]++|kindly[ \t]++|now[ \t]++|just[ \t]++"
+    r"|(?:can|could|would|will)[ \t]++(?:you|u)[ \t]++(?:please[ \t]++|pls[ \t]++|just[ \t]++)?"
+    r"|would[ \t]++you[ \t]++mind"
     r"[ \t]++|i[ \t]++(?:need|want|would[ \t]++like)[ \t]++you[ \t]++to[ \t]++|help[ \t]++me[ \t]++)?"
 )
 """Polite words before a task; possessive spaces (``++``), as everywhere a run of spaces
@@ -129,8 +144,8 @@ _NOUN_TASK: Final = (
 """Tasks named by a noun, before a colon ("Spanish translation of: ...", "German please: ...")."""
 _OPENING: Final = re.compile(
     # an instruction's label ("### Instruction", "Task:") or markdown may come first
-    r"(?:#{1,6}[ \t]*+instruction[ \t]*+\n[ \t]*+|(?:task|instruction)[ \t]*+:[ \t]*+"
-    r"(?:\n[ \t]*+)?)?"
+    r"(?:#{1,6}[ \t]*+instruction[ \t]*+\n[ \t]*+|(?:[*_]{1,3}[ \t]*+)?(?:task|instruction)[ \t]*+:"
+    r"(?:[ \t]*+[*_]{1,3})?[ \t]*+(?:\n[ \t]*+)?)?"
     rf"(?:[*_#>]{{1,6}}[ \t]*+)?(?:{_POLITE}"
     rf"(?:(?P<verb>{_LANGUAGE_VERB})|{_TASK_PHRASE}|(?P<asked>{_ASKED})|(?P<work>{_WORK_VERB}))"
     rf"|would[ \t]+you[ \t]+mind[ \t]+(?P<doing>{_DOING})|{_NOUN_TASK})"
@@ -146,7 +161,8 @@ _TEXT_NOUN: Final = (
 _NAMES_ITS_TEXT: Final = re.compile(
     rf"\b(?:following|below|above|{_TEXT_NOUN}|word\s+order|voice|tense|person|register"
     r"|sentiment|intent|topic|mood|keywords|key\s+words|key\s+phrases"
-    r"|(?:to|into|as)\s+(?:a\s+)?(?:bullet(?:ed)?\s+(?:points|list)|bullets|numbered\s+list|list"
+    r"|(?:to|into|as)\s+(?:a\s+)?(?:[\w-]+\s+)?(?:bullet(?:ed)?\s+(?:points|list)|bullets"
+    r"|numbered\s+list|list"
     r"|table|tweet|haiku|poem|limerick|rhyme|question|headline|slogan)"
     r"|(?:to|into|in)\s+(?:the\s+)?(?:passive|active|past|present|future|formal|informal|plain"
     rf"|simple|uppercase|lowercase|capitals|title\s+case|{LANGUAGES}))\b"
@@ -269,6 +285,8 @@ _ENDS_WITH_TASK: Final = re.compile(
     r"|shorten|condens|simplif|emoji|capitali[sz])\w*(?:[ \t]++(?:please|pls|plz))?\W{0,8}$"
 )
 """An instruction that is its task's word ("spell check:", "translate please:")."""
+_TOLD_WORDS: Final = 4
+"""The most words of such an instruction (not 'returns JSON like {"summary":')."""
 _BACK_REF: Final = re.compile(
     rf"\b(?:this|that|these|the[ \t]+(?:above|previous|preceding|following)"
     r"|the[ \t]+(?:[\w-]+[ \t]+)?"
@@ -308,9 +326,9 @@ _LAST_LINE_MAX: Final = 240
 """The longest last line read as a task (:data:`_AFTER` cannot match a longer one)."""
 _BACK: Final = re.compile(r"\b(?:above|previous|preceding)\b")
 _LABEL: Final = re.compile(
-    r"#{0,6}[ \t]*(?:the[ \t]+)?(?:text|sentence|input|passage|original|source|english|phrase"
-    r"|question|request|line|prompt|content|string|message|front)(?:[ \t]+text)?[ \t]*+"
-    r"(?:to[ \t]++\w+[ \t]*+)?(?::|\n)\s*+"
+    r"#{0,6}[ \t]*(?:[*_]{1,3}[ \t]*+)?(?:the[ \t]+)?(?:text|sentence|input|passage|original|source"
+    r"|english|phrase|question|request|line|prompt|content|string|message|front)(?:[ \t]+text)?"
+    r"[ \t]*+(?:to[ \t]++\w+[ \t]*+)?(?::(?:[ \t]*+[*_]{1,3})?|\n)\s*+"
 )
 """A label before the text to work on ("Text:", "### Input")."""
 _LABEL_MAX: Final = 80
@@ -337,6 +355,9 @@ _REQUEST: Final = re.compile(
     r"|lethal|deadliest|fatal|maximum|max)\b"
     r"|what\s+are\s+some\s+(?:\w+\s+)?(?:ways|things|tips|ideas|places)\b"
     r"|what\s+(?:dose|amount|quantity)\s+of\b"
+    r"|(?:what|which)(?:'?s|\s+is)\s+(?:the\s+)?(?:\w+\s+)?way\s+to\b"
+    r"|i'?m\s+looking\s+for\s+(?:a\s+)?(?:detailed\s+|step[\s-]by[\s-]step\s+)?(?:walkthrough"
+    r"|guide|tutorial|method|recipe)\b"
     r"|(?:the\s+)?(?:best|easiest|quickest|fastest|cheapest|safest)\s+(?:way|ways|place"
     r"|places)\s+to\b"
     r"|step[\s-]+by[\s-]+step\s+(?:how|guide|instructions)\b"
@@ -355,7 +376,8 @@ _REQUEST: Final = re.compile(
     r"|what\s+are\s+the\s+(?:steps|ways|best)\b|i'?m\s+looking\s+for\s+(?:a\s+way|ways"
     r"|instructions|someone)\b|(?:steps|tips|ways)\s+(?:to|for|on)\b|any\s+(?:tips|ideas"
     r"|advice)\b"
-    r"|i\s+(?:need|want)\s+(?:you\s+)?(?:to\b|a\b|an\b|some\b|step|detailed|instructions)"
+    r"|i\s+(?:need|want)\s+(?:you\s+)?(?:to\b|a\b|an\b|some\b|step|detailed|instructions"
+    r"|the\s+(?:\w+\s+)?(?:steps|instructions|details|recipe|method|way)\b)"
     r"|i(?:\s+would|'d)\s+like\s+(?:you\s+)?(?:to\b|a\b|an\b|some\b|step|detailed|instructions)"
     r"|you\s+(?:will|must|should|shall|are\s+to)\s+(?:now\s+)?(?:write|create|generate|give"
     r"|tell|explain|describe|list|provide|produce|draft|make)\b"
@@ -422,7 +444,8 @@ _ROLE: Final = re.compile(
 the task; where the role is a tool for texts ("You are a sentiment classifier. Answer POSITIVE
 or NEGATIVE."), the task may be told by a label alone."""
 _GREETING: Final = re.compile(
-    r"(?:hi|hello|hey|dear|good\s+(?:morning|afternoon|evening))\b(?:[^\n,.!]{0,40}?[,.!])?\s*+"
+    r"(?:hi|hello|hey|dear|yo|good\s+(?:morning|afternoon|evening))\b(?:[^\n,.!]{0,40}?[,.!])?\s*+"
+    r"|(?:ok|okay)\s+so\s+(?:like\s+)?"
 )
 """The greeting of a letter or a message, before what it asks."""
 _SAID: Final = re.compile(
@@ -627,7 +650,8 @@ def _loose_instruction(text: str) -> int | None:
     made = _MADE_INTO.search(head)
     if _DOCUMENT.search(head, 0, made.start() if made is not None else len(head)) is not None:
         return None  # "Here is the article to summarise:\nHow to Grow Tomatoes ...": a headline
-    if _ENDS_WITH_TASK.search(head) is None and not _task_names_text(head):
+    told = len(head.split()) <= _TOLD_WORDS and _ENDS_WITH_TASK.search(head) is not None
+    if not told and not _task_names_text(head):
         return None
     return end.end()
 
