@@ -42,6 +42,7 @@ source positions where it occurs), except for adversarial sources made of one wo
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import threading
@@ -83,36 +84,49 @@ def words(text: str) -> list[str]:
     return [w.replace("\u2019", "'") for w in _WORD.findall(text.lower())]
 
 
+FRAGMENT_TRIES = 512
+"""The most source positions tried from one summary position (see :func:`fragments`)."""
+
+
 def fragments(summary: Sequence[str], source: Sequence[str]) -> list[int]:
     """Lengths of the greedy extractive fragments of ``summary`` in ``source`` (Newsroom).
 
     From each summary position, every source position holding the same word is tried in
     order, skipping those inside the match just found, and the longest run wins; the walk
     then jumps past it (or one word, if there is none).
+
+    A source position whose next word differs from the summary's gives a run of one word and
+    moves the skip to the position after it, which the next position tried is anyway: so
+    only the positions of the summary's next two words are tried (a word common in both,
+    "the", no longer costs its count in the summary times its count in the source), at most
+    :data:`FRAGMENT_TRIES` of them: past that many places of one pair of words in the source
+    (a source that repeats itself), the later ones are not tried.
     """
-    where: dict[str, list[int]] = {}
-    for i, tok in enumerate(source):
-        where.setdefault(tok, []).append(i)
+    pairs: dict[tuple[str, str], list[int]] = {}
+    for i in range(len(source) - 1):
+        pairs.setdefault((source[i], source[i + 1]), []).append(i)
+    words = set(source)
     n, m = len(summary), len(source)
     out: list[int] = []
     a = 0
     while a < n:
-        best = 0
+        if summary[a] not in words:
+            a += 1
+            continue
+        best = 1
         resume = 0
-        for b in where.get(summary[a], ()):
+        tried = pairs.get((summary[a], summary[a + 1]), ()) if a + 1 < n else ()
+        for b in itertools.islice(tried, FRAGMENT_TRIES):
             if b < resume:
                 continue
-            k = 1
+            k = 2
             while a + k < n and b + k < m and summary[a + k] == source[b + k]:
                 k += 1
             if k > best:
                 best = k
             resume = b + k
-        if best:
-            out.append(best)
-            a += best
-        else:
-            a += 1
+        out.append(best)
+        a += best
     return out
 
 

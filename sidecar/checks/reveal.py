@@ -451,6 +451,18 @@ _SPELL_HINTS = tuple(
 
 
 _WIDE_GAP = re.compile(r"[ \t]{2,}|\s*[\n/|]\s*")
+_LONG_BLANK = re.compile(r"\s{64,}")
+_TWO_SPACES = re.compile(r"[ \t]{2}")
+"""A run of blanks long enough that :data:`_WIDE_GAP`, which reads a run from each of its
+characters, would cost its length squared: it is cut to the gap it makes (a line break, two
+spaces, or one) before the split."""
+
+
+def _one_gap(run: re.Match[str]) -> str:
+    blanks = run.group()
+    if "\n" in blanks:
+        return "\n"
+    return "  " if _TWO_SPACES.search(blanks) is not None else " "
 
 
 def _joined_spelled(text: str) -> str | None:
@@ -463,7 +475,7 @@ def _joined_spelled(text: str) -> str | None:
         return None
     out: list[str] = []
     changed = False
-    for chunk in _WIDE_GAP.split(text):
+    for chunk in _WIDE_GAP.split(_LONG_BLANK.sub(_one_gap, text)):
         run: list[str] = []
         for tok in chunk.split():
             core = tok.strip(string.punctuation)

@@ -1,0 +1,73 @@
+"""Inputs crafted against the checks' own patterns and loops (not attack_attempt's, see
+test_attack_worst_inputs.py): each took seconds to minutes on 100 KB before it was rewritten
+(the figure in the comment)."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Sequence
+
+from sidecar.checks.analysis import fragments
+from sidecar.checks.reveal import _joined_spelled
+from sidecar.checks.rgb import normalize_answer
+
+BOUND = 0.5
+"""Seconds: each input below now takes a few milliseconds."""
+
+
+def _timed(run: object) -> float:
+    start = time.perf_counter()
+    run()  # type: ignore[operator]
+    return time.perf_counter() - start
+
+
+def test_a_long_run_of_blanks_after_a_spelled_word_is_read_in_bounded_time() -> None:
+    # prompt_leakage's spelled-out reading split "a b c" + 100,000 no-break spaces from each
+    # blank (35.7 s); the run is one gap or none, as it was
+    assert _timed(lambda: _joined_spelled(" a b c " + "\u00a0" * 200_000 + "z")) < BOUND
+    assert _timed(lambda: _joined_spelled(" a b c " + " \r" * 100_000 + "z")) < BOUND
+    assert _joined_spelled("s p e a k" + " " * 100 + "l i k e") == "speak like"
+    assert _joined_spelled("s p e a k" + "\u00a0" * 100 + "l i k e") == "speaklike"
+
+
+def test_a_long_run_of_marks_before_the_end_is_read_in_bounded_time() -> None:
+    # the RGB answers' trailing marks were stripped from each mark of a run (100 KB: 18.3 s)
+    assert _timed(lambda: normalize_answer(";" * 200_000 + "x")) < BOUND
+    assert normalize_answer("Paris!!?") == "paris"
+    assert normalize_answer("a;b;;") == "a;b"
+
+
+def _newsroom(summary: Sequence[str], source: Sequence[str]) -> list[int]:
+    """The greedy walk as Grusky et al. wrote it: every source position of the word tried."""
+    out, a, n, m = [], 0, len(summary), len(source)
+    while a < n:
+        best = resume = 0
+        for b in (i for i, word in enumerate(source) if word == summary[a]):
+            if b < resume:
+                continue
+            k = 1
+            while a + k < n and b + k < m and summary[a + k] == source[b + k]:
+                k += 1
+            best, resume = max(best, k), b + k
+        out.append(best) if best else None
+        a += max(best, 1)
+    return out
+
+
+def test_fragments_are_newsroom_s_greedy_walk() -> None:
+    rng = random.Random(20261129)
+    words = ["the", "a", "x", "y", "of", "cat", "sat", "on", "mat", "the", "the", "a"]
+    for _ in range(3_000):
+        vocabulary = words[: rng.randint(2, len(words))]
+        summary = [rng.choice(vocabulary) for _ in range(rng.randint(0, 30))]
+        source = [rng.choice(vocabulary) for _ in range(rng.randint(0, 50))]
+        assert fragments(summary, source) == _newsroom(summary, source), (summary, source)
+
+
+def test_a_word_common_to_both_texts_is_read_in_bounded_time() -> None:
+    # coverage and density tried every "the" of the source from every "the" of the response
+    # (100 KB each: 20.3 s)
+    summary, source = ("the x " * 17_000).split(), ("the y " * 17_000).split()
+    assert _timed(lambda: fragments(summary, source)) < BOUND
+    assert fragments(summary, source) == [1] * 17_000
