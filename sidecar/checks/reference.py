@@ -174,6 +174,11 @@ def _score_lcs(target: Sequence[str], prediction: Sequence[str]) -> RougeScore:
     return RougeScore(precision, recall, _fmeasure(precision, recall))
 
 
+SUMMARY_PAIRS_MAX = 1_000_000
+"""The most pairs of distinct reference and response sentences rougeLsum compares (a second
+or two of work); past it the check is not applicable to the event (a clear error, counted)."""
+
+
 def _score_summary_lcs(
     target_sents: Sequence[Sequence[str]], prediction_sents: Sequence[Sequence[str]]
 ) -> RougeScore:
@@ -191,12 +196,24 @@ def _score_summary_lcs(
         left_target.update(s)
     for s in prediction_sents:
         left_prediction.update(s)
+    # one LCS per pair of distinct sentences: the union does not change for a repeated one
+    candidates = list(dict.fromkeys(map(tuple, prediction_sents)))
+    distinct_refs = len(set(map(tuple, target_sents)))
+    if distinct_refs * len(candidates) > SUMMARY_PAIRS_MAX:
+        raise CheckError(
+            f"rougeLsum: {distinct_refs} x {len(candidates)} distinct sentences, more than "
+            f"{SUMMARY_PAIRS_MAX:,} pairs to compare"
+        )
+    unions: dict[tuple[str, ...], list[int]] = {}
     hits = 0
     for ref in target_sents:
-        union: set[int] = set()
-        for can in prediction_sents:
-            union.update(_lcs_indices(ref, can))
-        for i in sorted(union):
+        key = tuple(ref)
+        if key not in unions:
+            union: set[int] = set()
+            for can in candidates:
+                union.update(_lcs_indices(ref, can))
+            unions[key] = sorted(union)
+        for i in unions[key]:
             tok = ref[i]
             if left_prediction[tok] > 0 and left_target[tok] > 0:
                 hits += 1

@@ -8,9 +8,13 @@ import random
 import time
 from collections.abc import Sequence
 
+import pytest
+
 from sidecar.checks.analysis import fragments
+from sidecar.checks.reference import rouge_scores
 from sidecar.checks.reveal import _joined_spelled
 from sidecar.checks.rgb import normalize_answer
+from sidecar.errors import CheckError
 
 BOUND = 0.5
 """Seconds: each input below now takes a few milliseconds."""
@@ -71,3 +75,17 @@ def test_a_word_common_to_both_texts_is_read_in_bounded_time() -> None:
     summary, source = ("the x " * 17_000).split(), ("the y " * 17_000).split()
     assert _timed(lambda: fragments(summary, source)) < BOUND
     assert fragments(summary, source) == [1] * 17_000
+
+
+def test_rouge_lsum_compares_each_pair_of_distinct_sentences_once() -> None:
+    # 8,000 short lines on each side made 64 million sentence pairs (100 KB each: 93 s)
+    text = "the cat sat\non the mat\n" * 4_000
+    assert _timed(lambda: rouge_scores([text], text, "rougeLsum")) < BOUND
+    assert rouge_scores([text], text, "rougeLsum")[1].fmeasure == 1.0
+
+
+def test_rouge_lsum_with_too_many_distinct_sentence_pairs_is_not_applicable() -> None:
+    reference = "\n".join(f"line {i} of the reference" for i in range(1_200))
+    response = "\n".join(f"row {i} of the response" for i in range(1_200))
+    with pytest.raises(CheckError, match="rougeLsum: 1200 x 1200 distinct sentences"):
+        rouge_scores([reference], response, "rougeLsum")
