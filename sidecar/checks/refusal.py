@@ -67,7 +67,9 @@ normalisation in :mod:`.refusal_text`, what the model reads of an answer and its
 from __future__ import annotations
 
 import functools
+import itertools
 import threading
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from typing import Annotated, Any, Literal, NamedTuple
 
@@ -215,15 +217,16 @@ def _is_word(c: str) -> bool:
     return c.isalnum() or c == "_"
 
 
-def _quoted(hay: str, start: int) -> bool:
+def _quoted(hay: str, start: int, quotes: Sequence[int]) -> bool:
     """Whether a match at ``start`` sits inside a quotation (one not opening the whole text).
 
-    Double quotes are paired: an odd number of them before the match means it is inside one.
-    Single quotes double as apostrophes, so only one directly before the match counts.
+    Double quotes are paired: an odd number of them before the match (``quotes``: where they
+    are, from the text's second character on) means it is inside one. Single quotes double as
+    apostrophes, so only one directly before the match counts.
     """
     if start > 1 and hay[start - 1] == "'":
         return True
-    return hay.count('"', 1, start) % 2 == 1
+    return bisect_left(quotes, start) % 2 == 1
 
 
 @register
@@ -500,12 +503,22 @@ class Refusal(Check[RefusalParams]):
                 masks.append((start, end))
             if entry.phrase is not None:
                 hits.append((start, end, entry.phrase))
-        kept = [
-            (start, -end, phrase)
-            for start, end, phrase in hits
-            if not (self.skip_quoted and _quoted(hay, start))
-            and not any(s <= start and end <= e for s, e in masks)
-        ]
+        if not hits:
+            return []
+        # the quotes before each hit, and the masks around it, by bisection: read hit by hit, a
+        # text full of hits cost their number times its length
+        quotes = [i for i in range(1, n) if hay[i] == '"'] if self.skip_quoted else []
+        masks.sort()
+        mask_starts = [s for s, _ in masks]
+        reach = list(itertools.accumulate((e for _, e in masks), max))
+        kept = []
+        for start, end, phrase in hits:
+            if self.skip_quoted and _quoted(hay, start, quotes):
+                continue
+            covering = bisect_right(mask_starts, start)
+            if covering and reach[covering - 1] >= end:
+                continue  # inside a phrase to ignore
+            kept.append((start, -end, phrase))
         return [phrase for _, _, phrase in sorted(kept)]
 
 

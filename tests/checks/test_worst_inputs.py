@@ -11,7 +11,9 @@ from collections.abc import Sequence
 import pytest
 
 from sidecar.checks.analysis import fragments
+from sidecar.checks.base import CheckContext
 from sidecar.checks.reference import rouge_scores
+from sidecar.checks.refusal import Refusal, RefusalParams
 from sidecar.checks.reveal import _joined_spelled
 from sidecar.checks.rgb import normalize_answer
 from sidecar.errors import CheckError
@@ -89,3 +91,24 @@ def test_rouge_lsum_with_too_many_distinct_sentence_pairs_is_not_applicable() ->
     response = "\n".join(f"row {i} of the response" for i in range(1_200))
     with pytest.raises(CheckError, match="rougeLsum: 1200 x 1200 distinct sentences"):
         rouge_scores([reference], response, "rougeLsum")
+
+
+def test_refusal_anywhere_on_a_flood_of_phrases_is_read_in_bounded_time() -> None:
+    # each hit was checked against every mask and counted the quotes before it (100 KB: 0.6 s,
+    # 400 KB: 9 s)
+    check = Refusal(RefusalParams(scope="anywhere"), CheckContext())
+    flood = "i can't help but " * 25_000
+    assert _timed(lambda: check.find_all(flood)) < BOUND
+    quoted = '"' + "unknown " * 50_000
+    assert (
+        _timed(
+            lambda: Refusal(RefusalParams(scope="anywhere", set="rgb"), CheckContext()).find_all(
+                quoted
+            )
+        )
+        < BOUND
+    )
+    # a quoted refusal is still not the model's, a masked phrase still not a refusal
+    assert check.find_all('He said "I can\'t help with that" and left.') == []
+    assert check.find_all("I can't help but laugh.") == []
+    assert check.find_all("Sorry, I can't help with that.")
