@@ -273,13 +273,6 @@ _TASK_WORD: Final = re.compile(
     rf"|it)|language|mean|count)\w*|\b{LANGUAGES}\b"
 )
 """Words of a language task anywhere in an instruction of the user's own wording."""
-_TEXT_REF: Final = re.compile(
-    rf"\b(?:this|these|it|the[ \t]+following|the[ \t]+(?:[\w-]+[ \t]+)?{_TEXT_NOUN}"
-    r"|(?:to|into|as|in)[ \t]+(?:a[ \t]+|an[ \t]+)?(?:[\w-]+[ \t]+)?(?:list|table|tweet|thread"
-    rf"|haiku|limerick|poem|slogan|headline|checklist|json|markdown|bullet\w*|{LANGUAGES}"
-    rf"|{_TEXT_NOUN}))\b"
-)
-"""The text named in such an instruction, or what the task makes of it."""
 _ENDS_WITH_TASK: Final = re.compile(
     r"\b(?:translat|paraphras|rephras|reword|rewrit|restyl|proofread|spell[- ]?check|summar"
     r"|shorten|condens|simplif|emoji|capitali[sz])\w*(?:[ \t]++(?:please|pls|plz))?\W{0,8}$"
@@ -663,8 +656,8 @@ _REF_NOUN: Final = (  # the text nouns, less the qualities a task may be about
 )
 _NEAR_REF: Final = re.compile(
     r"\b(?:this|these|it)(?=[ \t]*+(?:$|[^\w \t]|(?:into|to|2|in|as|for|from|so|more|less"
-    r"|please|pls|plz"
-    rf"|lol|{_REF_NOUN})\b))|\bthe[ \t]+following\b|\bthe[ \t]+(?:[\w-]+[ \t]+)?{_REF_NOUN}\b"
+    rf"|please|pls|plz|lol|{_REF_NOUN})\b))"
+    rf"|\bthe[ \t]+following\b|\bthe[ \t]+(?:[\w-]+[ \t]+)?{_REF_NOUN}\b"
     r"|\b(?:to|into|as|in)[ \t]+(?:a[ \t]+|an[ \t]+)?(?:[\w-]+[ \t]+)?(?:list|table|tweet|thread"
     rf"|haiku|limerick|poem|slogan|headline|checklist|json|markdown|bullet\w*|{LANGUAGES}"
     rf"|{_REF_NOUN})\b"
@@ -683,10 +676,9 @@ def _task_names_text(head: str) -> bool:
     for task in _TASK_WORD.finditer(head):
         language = _LANGUAGE_WORD.match(task.group()) is not None
         for start, end in refs:
-            if start < task.end() and task.start() < end:  # overlapping
-                if not language or head.startswith(
-                    "in", start
-                ):  # "in plain English", not "to French"
+            if start < task.end() and task.start() < end:  # the task's word names the text
+                # a language only as "in plain English", not as "to French"
+                if not language or head.startswith("in", start):
                     return True
                 continue
             gap = head[task.end() : start] if task.end() <= start else head[end : task.start()]
