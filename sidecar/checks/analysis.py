@@ -36,8 +36,8 @@ function words (articles, pronouns, auxiliaries, prepositions, conjunctions, com
 rule using the check loads (about 0.6 s and 15 MB resident); looking words up is then a set
 membership per word.
 
-Cost per event: linear in the words of response and source (each response word looks up the
-source positions where it occurs), except for adversarial sources made of one word repeated.
+Cost per event: linear in the words of response and source (each response position looks up
+the source positions of its next two words, at most :data:`FRAGMENT_TRIES` of them).
 """
 
 from __future__ import annotations

@@ -727,7 +727,8 @@ _COMPILED = {name: re.compile(expr, re.DOTALL) for name, _, _, expr in _PATTERNS
 _COMBINED = re.compile(
     "|".join(f"(?:{expr})" for name, _, _, expr in _PATTERNS if name != "split"), re.DOTALL
 )
-"""Every pattern but ``split``, which :func:`_split_starts` reads (see :func:`_instruction`)."""
+"""Every pattern in one but ``split``, which :func:`_split_starts` reads, for reading decoded
+payloads (see :func:`_instruction`)."""
 _SPLIT_ASSIGNED = re.compile(f"(?=({_SPLIT_ASSIGN}))")
 _SPLIT_JOINED = re.compile(f"(?=({_SPLIT_JOIN}))")
 _SPLIT_ORDERED = re.compile(_SPLIT_ORDER)
@@ -808,7 +809,6 @@ def _split_matches(folded: str, pos: int, endpos: int) -> Iterator[re.Match[str]
             yield match
 
 
-"""Every pattern in one, for reading decoded payloads (short)."""
 _META = {name: (technique, sure) for name, technique, sure, _ in _PATTERNS}
 
 
