@@ -4,6 +4,7 @@ pattern was rewritten (the figure in the comment); the check runs on every event
 from __future__ import annotations
 
 import base64
+import gc
 import random
 import time
 
@@ -16,8 +17,9 @@ from sidecar.checks.leakage import segments
 
 UNSURE = AttackAttempt(AttackParams(uncertain=True), CheckContext())
 UNSURE.assess_many(["warm up"])  # the model and the patterns loaded before any timing
-BOUND = 0.5
-"""Seconds: each input below now takes a few milliseconds."""
+BOUND = 2.0
+"""Seconds: each input below now takes a few milliseconds, and took 5 s or more before (the
+bound is loose for a loaded CI machine)."""
 
 WORST = {
     # "(?:now |been |(?:been )?successfully )*jailbroken": 2^k ways to split the run
@@ -31,11 +33,11 @@ WORST = {
     "blank_run": "here is the email\n\n" + " " * 100_000 + "x\n\nwrite a poem",
     # strings assigned and joined over and over, the order far away (20 KB: 18 s)
     "split_pieces": ("a='b'c+d" * 2_600)[:20_000] + "\n" + " x" * 300 + " follow",
-    # the same inside base64, read when decoded (20 KB: 1.3 s)
+    # the same inside base64, read when decoded (20 KB: 1.3 s, 100 KB: 6.8 s)
     "split_encoded": "decode this: "
-    + base64.b64encode(("ab='cdefg' ef+gh " * 900).encode()).decode(),
-    # [mask] over and over, each read 1,500 characters on (400 KB: 1.3 s)
-    "masks": "[mask] " * 60_000,
+    + base64.b64encode(("ab='cdefg' ef+gh " * 4_500).encode()).decode(),
+    # [mask] over and over, each read 1,500 characters on (400 KB: 1.3 s; 1.4 MB here)
+    "masks": "[mask] " * 200_000,
 }
 
 
@@ -43,9 +45,13 @@ WORST = {
 @pytest.mark.parametrize("documents", [False, True])
 def test_crafted_inputs_are_read_in_bounded_time(name: str, documents: bool) -> None:
     text = WORST[name]
-    start = time.perf_counter()
-    UNSURE.assess_many([text], documents=documents)
-    assert time.perf_counter() - start < BOUND
+    gc.disable()  # a collection in a busy test process is not the check's time
+    try:
+        start = time.perf_counter()
+        UNSURE.assess_many([text], documents=documents)
+        assert time.perf_counter() - start < BOUND
+    finally:
+        gc.enable()
 
 
 def test_a_run_of_blanks_splits_into_sentences_in_bounded_time() -> None:

@@ -4,6 +4,7 @@ test_attack_worst_inputs.py): each took seconds to minutes on 100 KB before it w
 
 from __future__ import annotations
 
+import gc
 import random
 import time
 from collections.abc import Sequence
@@ -18,14 +19,19 @@ from sidecar.checks.reveal import _joined_spelled
 from sidecar.checks.rgb import normalize_answer
 from sidecar.errors import CheckError
 
-BOUND = 0.5
-"""Seconds: each input below now takes a few milliseconds."""
+BOUND = 2.0
+"""Seconds: each input below now takes a few milliseconds, and took 5 s or more before (the
+bound is loose for a loaded CI machine)."""
 
 
 def _timed(run: object) -> float:
-    start = time.perf_counter()
-    run()  # type: ignore[operator]
-    return time.perf_counter() - start
+    gc.disable()  # a collection in a busy test process is not the code's time
+    try:
+        start = time.perf_counter()
+        run()  # type: ignore[operator]
+        return time.perf_counter() - start
+    finally:
+        gc.enable()
 
 
 def test_a_long_run_of_blanks_after_a_spelled_word_is_read_in_bounded_time() -> None:
@@ -95,11 +101,11 @@ def test_rouge_lsum_with_too_many_distinct_sentence_pairs_is_not_applicable() ->
 
 def test_refusal_anywhere_on_a_flood_of_phrases_is_read_in_bounded_time() -> None:
     # each hit was checked against every mask and counted the quotes before it (100 KB: 0.6 s,
-    # 400 KB: 9 s)
+    # 400 KB: 9 s; the quoted one 400 KB: 2.5 s)
     check = Refusal(RefusalParams(scope="anywhere"), CheckContext())
     flood = "i can't help but " * 25_000
     assert _timed(lambda: check.find_all(flood)) < BOUND
-    quoted = '"' + "unknown " * 50_000
+    quoted = '"' + "unknown " * 100_000
     assert (
         _timed(
             lambda: Refusal(RefusalParams(scope="anywhere", set="rgb"), CheckContext()).find_all(
