@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
 import re
 import signal
 import socket
@@ -27,18 +28,18 @@ RUN = [sys.executable, "-m", "sidecar", "run"]
 
 
 def two_free_ports() -> int:
-    """A port p such that p and p + 1 are both free now."""
-    for _ in range(100):
-        with socket.socket() as a:
-            a.bind(("127.0.0.1", 0))
-            port = a.getsockname()[1]
-            if port >= 65535:
+    """A port p such that p and p + 1 are both free now, below the range the system hands out
+    for outgoing connections and port 0 (32768-60999 here): a port from that range, freed to
+    be bound again by the worker, was at times taken first by another test's connection."""
+    rng = random.Random()
+    for _ in range(200):
+        port = rng.randrange(20_000, 32_000)
+        with socket.socket() as a, socket.socket() as b:
+            try:
+                a.bind(("127.0.0.1", port))
+                b.bind(("127.0.0.1", port + 1))
+            except OSError:
                 continue
-            with socket.socket() as b:
-                try:
-                    b.bind(("127.0.0.1", port + 1))
-                except OSError:
-                    continue
         return port
     raise AssertionError("no two consecutive free ports")
 

@@ -322,7 +322,9 @@ async def test_hot_path_throughput_is_isolated_from_a_slow_or_failing_judge() ->
     assert spec is not None and spec.loader is not None
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
-    results = await bench.measure(events=4000, batch=500, repeat=3)
+    # best of 7 runs of 40 ms each: a burst of the other test processes on a two-core CI
+    # machine took one mode's best of 3 to 0.14 of the judge-off rate
+    results = await bench.measure(events=4000, batch=500, repeat=7)
     for mode in ("healthy", "slow", "hanging", "failing"):
         assert results[mode] > 0 and results[mode] / results["off"] > 0.2, results
 
