@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ import orjson
 import pytest
 
 from sidecar.app import App
-from sidecar.embedded import EmbeddedBroker
+from sidecar.embedded import EmbeddedBroker, free_port
 from tests.conftest import kafka_settings, produce, require_tool
 
 pytestmark = pytest.mark.integration
@@ -34,12 +33,6 @@ rules:
 
 REFUSED = "I'm sorry, but I can't help with that request."
 COMPLIED = "Sure. Step one: open the settings page and paste the following script."
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def attack(i: int, category: str, response: str) -> bytes:
