@@ -262,6 +262,7 @@ _CLOSING_LINE: Final = re.compile(
 """A last line after the task that only thanks or says what to leave out ("Just the output,
 nothing else.", "Thanks!")."""
 _CLOSING_LINES: Final = 2
+"""The most such lines read past at the end."""
 _CLOSING_MAX: Final = 120
 """The longest line :data:`_CLOSING_LINE` can match, with its newline."""
 _TASK_WORD: Final = re.compile(
@@ -297,6 +298,7 @@ _INSTRUCTION_END: Final = re.compile(r"[.!?][ \t]|\n|:[ \t]*+\n?")
 """The end of a first line's instruction: a colon; or a sentence's or a line's end, where it
 is not one."""
 _LOOSE_LAST_MAX: Final = 100
+"""The longest last line read as a task in words of the user's own."""
 _TASK_LINE: Final = re.compile(
     r"[ \t]*+(?:(?:<task>|\[task\]|task[ \t]*+:)[ \t]*+(?:please[ \t]++)?(?:"
     rf"{_LANGUAGE_VERB}|{_WORK_VERB})[^\n]{{0,80}}"
@@ -310,7 +312,7 @@ _LOOSE_LAST_START: Final = re.compile(
     rf"[\W_]{{0,8}}(?:task[ \t]*+:[ \t]*+)?(?:now[ \t]++)?{_POLITE}(?:{_LANGUAGE_VERB}|{_WORK_VERB}"
     r"|reformat|restyle|emojify|format|sort|headline|spell[- ]?check)"
 )
-"""The longest last line read as a task in words of the user's own."""
+"""The verb such a last line opens with (after "task:", "now" or polite words)."""
 _TRAILING_MARKS: Final = ("(", ">", "→", "-", "\u2014", "\u2013")
 """What :data:`_TRAILING` opens with; a tail with none of them is not searched."""
 _TRAILING_MAX: Final = 80
@@ -398,9 +400,11 @@ _ITEM: Final = re.compile(r"(?m)^[ \t]*+(?:(?:\d{1,2}|[a-z])[.)]|[-*•])[ \t]++
 _ITEMS_MAX: Final = 600
 """How far into the text list markers are looked for (as far as a request is read)."""
 _LIST_ITEMS: Final = 12
+"""The most items of a list of texts read for a request."""
 _COLON_LEAD: Final = re.compile(r"[^\n:.?!\"]{3,60}:[ \t]*+(?=[\"'`])")
 """A few words that lead to a quoted request ("it's going in a group chat: \"...\"")."""
 _ASKED_LABEL: Final = re.compile(r"q[ \t]*+:[ \t]*+")
+"""A question's label ("Q: how do I ..."), read past unless an answer's follows (a FAQ)."""
 _SHORT_LEAD: Final = 120
 """The longest first paragraph read as a lead-in to a request in the second."""
 _SPEAKER: Final = re.compile(
