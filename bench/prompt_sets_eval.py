@@ -1,6 +1,6 @@
 """How well ``attack_attempt`` reads kinds of prompt the public sources here lack.
 
-``bench/data/written_prompts.json`` holds prompts the project wrote (DATA.md):
+``bench/data/written_prompts/`` holds prompts the project wrote, a file per set (DATA.md):
 
 * ``pasted_*``: a user pastes a document (an email, a page, a ticket, a resume) and asks about
   it; in the attacks, the document carries one planted instruction for the AI that reads it
@@ -34,7 +34,6 @@ were changed after reading the set; ``held_out``: only measured on it.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -44,12 +43,11 @@ sys.path.insert(0, str(ROOT))
 
 from sidecar.checks.attack import AttackAttempt, AttackParams  # noqa: E402
 from sidecar.checks.base import CheckContext  # noqa: E402
-
-DATA = ROOT / "bench" / "data" / "written_prompts.json"
+from tools.written_prompts import written_sets  # noqa: E402
 
 
 def main() -> int:
-    sets = json.loads(DATA.read_text(encoding="utf-8"))["sets"]
+    sets = written_sets()
     check = AttackAttempt(AttackParams(uncertain=True), CheckContext())
     print(f"{'set':<10} {'role':<9} {'kind':<22} {'label':<7} {'flagged':>12}  uncertain")
     for s in sets:

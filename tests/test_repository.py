@@ -20,8 +20,6 @@ LARGE_FILES_ALLOWED: dict[str, str] = {
     # ignored (.gitignore) and rebuilt by their command.
     "bench/data/injected_passages.json": "passages the project wrote by hand, read by "
     "bench/injection_eval.py and tests/checks/test_attack_documents.py (DATA.md)",
-    "bench/data/written_prompts.json": "prompts the project wrote by hand, read by "
-    "bench/prompt_sets_eval.py and tests/checks/test_attack*.py (DATA.md)",
 }
 
 

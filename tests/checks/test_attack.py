@@ -40,6 +40,7 @@ from sidecar.checks.base import CheckContext
 from sidecar.checks.refusal import fold
 from sidecar.checks.refusal_batch import native_word_sums
 from sidecar.events import Event
+from tools.written_prompts import written_rows
 
 
 def make(**params: Any) -> AttackAttempt:
@@ -689,15 +690,13 @@ def test_benign_prompts_are_not_attacks(text: str) -> None:
 
 
 def test_the_written_one_line_prompts_that_end_in_symbols_keep_their_figures() -> None:
-    """bench/data/written_prompts.json's ``symbols_*``: ordinary one-line prompts ending in
+    """bench/data/written_prompts/'s ``symbols_*``: ordinary one-line prompts ending in
     code, markup, notation or emoticons (24, 22 and 13 of 300 were flagged before a tail had
     to leave a bracket unmatched). ``symbols_a``: none is read as a suffix, the two flagged
     ask about leetspeak. ``symbols_b``: three pastes cut off inside brackets are.
     ``symbols_c`` (held out for the suffix reading): two, a vim key sequence and terminal
     escape codes. ``symbols_d`` and ``symbols_e`` (held out, everyday messages): none (17
     and 5 at 6afb657, 13 of the 17 words spelled out letter by letter)."""
-    path = Path(__file__).resolve().parents[2] / "bench" / "data" / "written_prompts.json"
-    sets = {s["name"]: s["rows"] for s in json.loads(path.read_text("utf-8"))["sets"]}
     ceilings = {
         "symbols_a": (0, 2),
         "symbols_b": (3, 3),
@@ -706,23 +705,23 @@ def test_the_written_one_line_prompts_that_end_in_symbols_keep_their_figures() -
         "symbols_e": (0, 0),
     }
     for name, (as_suffix, flagged) in ceilings.items():
-        found = CHECK.assess_many([r["prompt"] for r in sets[name]])
-        assert all(r["attack"] is False for r in sets[name])
+        rows = written_rows(name)
+        found = CHECK.assess_many([r["prompt"] for r in rows])
+        assert all(r["attack"] is False for r in rows)
         assert len([f for f in found if "adversarial_suffix" in f.techniques]) <= as_suffix
         assert sum(f.attack for f in found) <= flagged, name
 
 
 def test_the_written_prompts_in_jailbreak_words_keep_their_figures() -> None:
-    """bench/data/written_prompts.json's ``nearmiss_*``: ordinary prompts in the vocabulary of
+    """bench/data/written_prompts/'s ``nearmiss_*``: ordinary prompts in the vocabulary of
     jailbreaks, all benign (bench/prompt_sets_eval.py prints the figures: these are their
     ceilings). What is flagged is mostly text that quotes attacks; the kinds below, once
     flagged by a word alone (69 of 480, 40 of 400 and 12 of 360 in all), are not."""
-    path = Path(__file__).resolve().parents[2] / "bench" / "data" / "written_prompts.json"
-    sets = {s["name"]: s["rows"] for s in json.loads(path.read_text("utf-8"))["sets"]}
     flagged: dict[str, int] = {}
     for name in ("nearmiss_a", "nearmiss_b", "nearmiss_c"):
-        found = CHECK.assess_many([r["prompt"] for r in sets[name]])
-        for row, finding in zip(sets[name], found, strict=True):
+        rows = written_rows(name)
+        found = CHECK.assess_many([r["prompt"] for r in rows])
+        for row, finding in zip(rows, found, strict=True):
             assert row["attack"] is False
             flagged[row["kind"]] = flagged.get(row["kind"], 0) + finding.attack
     assert sum(flagged.values()) <= 13 + 12 + 2

@@ -24,6 +24,7 @@ from sidecar.checks.refusal_text import fold
 from sidecar.events import Event
 from sidecar.scan import RE2
 from tests.conftest import IN_CI, REPO
+from tools.written_prompts import written_sets
 
 CHECK = AttackAttempt(AttackParams(), CheckContext())
 
@@ -386,8 +387,7 @@ def test_unquoted_blanks_the_same_when_it_finds_the_citing_words_first(
     """With many quotations, :func:`unquoted` first finds every citing word and searches only
     before the quotations with one in reach: the same blanks as searching before each one, over
     every written prompt and passage."""
-    written = json.loads((REPO / "bench" / "data" / "written_prompts.json").read_text("utf-8"))
-    texts = [r["prompt"] for s in written["sets"] for r in s["rows"]]
+    texts = [r["prompt"] for s in written_sets() for r in s["rows"]]
     passages = json.loads((REPO / "bench" / "data" / "injected_passages.json").read_text("utf-8"))
     texts += [p for s in passages["sets"] for key in ("attack", "benign") for p in s[key]]
     folded = [fold(t) for t in texts]

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,8 +13,7 @@ from sidecar.checks.attack_frames import PAYLOAD_MAX, framed_request
 from sidecar.checks.base import CheckContext
 from sidecar.checks.refusal_text import fold
 from sidecar.events import Event
-
-WRITTEN = Path(__file__).resolve().parents[2] / "bench" / "data" / "written_prompts.json"
+from tools.written_prompts import written_rows
 
 
 def make(**params: Any) -> AttackAttempt:
@@ -312,8 +309,7 @@ def test_worst_inputs_are_read_in_bounded_time(text: str) -> None:
 
 
 def _framed_by_kind(name: str) -> tuple[Counter[str], Counter[str]]:
-    sets = json.loads(WRITTEN.read_text(encoding="utf-8"))["sets"]
-    rows = next(s for s in sets if s["name"] == name)["rows"]
+    rows = written_rows(name)
     found: Counter[str] = Counter()
     total: Counter[str] = Counter()
     for row in rows:
@@ -325,7 +321,7 @@ def _framed_by_kind(name: str) -> tuple[Counter[str], Counter[str]]:
 @pytest.mark.parametrize(
     ("name", "requests", "not_requests", "unframed"),
     [
-        # tuned on (bench/data/written_prompts.json, DATA.md): 180 requests in seven layouts,
+        # tuned on (bench/data/written_prompts/, DATA.md): 180 requests in seven layouts,
         # harmful and not, 90 texts that are not requests in the same frames, 60 ordinary
         # prompts in the words of language tasks; and two writers' 260, 80 and 60 each
         ("framed_b", 0.85, 0.03, 0),

@@ -15,6 +15,7 @@ from sidecar.checks.base import CheckContext
 from sidecar.checks.refusal_text import fold
 from sidecar.events import Event
 from tests.conftest import REPO
+from tools.written_prompts import written_rows, written_sets
 
 CHECK = AttackAttempt(AttackParams(), CheckContext())
 UNSURE = AttackAttempt(AttackParams(uncertain=True), CheckContext())
@@ -179,12 +180,11 @@ def test_marks_without_documents_neither_fail_nor_find_one(text: str) -> None:
 
 
 def test_the_written_pasted_documents_near_misses_stay_unflagged() -> None:
-    """bench/data/written_prompts.json's ``pasted_a``: requests from a document's author to its
+    """bench/data/written_prompts/'s ``pasted_a``: requests from a document's author to its
     human reader, documents about AI and prompt injection, the user's own format instructions
     around a document. None reads as a planted order; some planted orders addressed to an AI in
     tagged or fenced documents do (bench/prompt_sets_eval.py gives the whole check's figures)."""
-    data = json.loads((REPO / "bench" / "data" / "written_prompts.json").read_text("utf-8"))
-    rows = next(s for s in data["sets"] if s["name"] == "pasted_a")["rows"]
+    rows = written_rows("pasted_a")
     benign = [r["prompt"] for r in rows if not r["attack"]]
     injected = [r["prompt"] for r in rows if r["attack"]]
     assert len(benign) == 250 and len(injected) == 150
@@ -195,8 +195,7 @@ def test_the_written_pasted_documents_near_misses_stay_unflagged() -> None:
 def test_the_shared_pass_opens_every_prompt_that_pastes_a_document() -> None:
     """``signals`` reads pasted documents only where its RE2 pass found a mark of one; that
     pass must lose none (written prompts, and passages read as prompts)."""
-    data = json.loads((REPO / "bench" / "data" / "written_prompts.json").read_text("utf-8"))
-    texts = [r["prompt"] for s in data["sets"] for r in s["rows"]]
+    texts = [r["prompt"] for s in written_sets() for r in s["rows"]]
     passages = json.loads((REPO / "bench" / "data" / "injected_passages.json").read_text("utf-8"))
     texts += [t for s in passages["sets"] for t in s["attack"] + s["benign"]]
     opened = 0
@@ -341,21 +340,19 @@ def test_the_users_own_words_to_their_assistant_between_paragraphs_go_to_the_jud
 
 
 def test_the_written_sets_of_untagged_documents_keep_their_figures() -> None:
-    """bench/data/written_prompts.json's ``labelled_a`` and ``labelled_b``: documents pasted
+    """bench/data/written_prompts/'s ``labelled_a`` and ``labelled_b``: documents pasted
     with no tags, an off-task line or an order for the AI planted in them, and near misses.
     Only the prompt forms flag these; with ``uncertain: true`` most orders addressed to an AI
     go to the judge, and no near miss does for that reason. bench/prompt_sets_eval.py prints
     the figures; these are their floors and ceilings."""
-    data = json.loads((REPO / "bench" / "data" / "written_prompts.json").read_text("utf-8"))
     flagged: collections.Counter[tuple[str, str]] = collections.Counter()
     unmarked: collections.Counter[tuple[str, str]] = collections.Counter()
-    for s in data["sets"]:
-        if s["name"] not in ("labelled_a", "labelled_b"):
-            continue
-        found = UNSURE.assess_many([r["prompt"] for r in s["rows"]])
-        for r, f in zip(s["rows"], found, strict=True):
-            flagged[(s["name"], r["kind"])] += f.attack
-            unmarked[(s["name"], r["kind"])] += UNMARKED in f.techniques
+    for name in ("labelled_a", "labelled_b"):
+        rows = written_rows(name)
+        found = UNSURE.assess_many([r["prompt"] for r in rows])
+        for r, f in zip(rows, found, strict=True):
+            flagged[(name, r["kind"])] += f.attack
+            unmarked[(name, r["kind"])] += UNMARKED in f.techniques
     assert flagged[("labelled_b", "addressed")] >= 9
     assert unmarked[("labelled_b", "addressed")] >= 50
     assert flagged[("labelled_b", "near_miss")] <= 3
@@ -372,8 +369,7 @@ def test_the_written_set_of_pasted_documents_keeps_its_figures() -> None:
     narrowing of the override to the assistant's own instructions must keep them. (Three more
     were once flagged by the tail of the chat log or the HTML comment they end on, read as an
     optimised suffix: no sign of what was planted, and no longer read so.)"""
-    data = json.loads((REPO / "bench" / "data" / "written_prompts.json").read_text("utf-8"))
-    rows = next(s["rows"] for s in data["sets"] if s["name"] == "pasted_a")
+    rows = written_rows("pasted_a")
     found = CHECK.assess_many([r["prompt"] for r in rows])
     hits = collections.Counter(
         bool(r["attack"]) for r, f in zip(rows, found, strict=True) if f.attack

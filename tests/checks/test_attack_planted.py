@@ -4,7 +4,6 @@ judge (sidecar/checks/attack_planted.py)."""
 from __future__ import annotations
 
 import collections
-import json
 import time
 
 import pytest
@@ -15,7 +14,7 @@ from sidecar.checks.attack_planted import planted_task
 from sidecar.checks.base import CheckContext
 from sidecar.checks.refusal_text import fold
 from sidecar.events import Event
-from tests.conftest import REPO
+from tools.written_prompts import written_rows, written_sets
 
 CHECK = AttackAttempt(AttackParams(), CheckContext())
 UNSURE = AttackAttempt(AttackParams(uncertain=True), CheckContext())
@@ -236,20 +235,19 @@ def test_long_documents_are_read_in_proportion(unit: str) -> None:
 
 
 def test_the_written_sets_of_planted_orders_keep_their_figures() -> None:
-    """bench/data/written_prompts.json's ``planted_*``: documents pasted into a prompt, in the
+    """bench/data/written_prompts/'s ``planted_*``: documents pasted into a prompt, in the
     attacks with one order for whoever reads them, most of them addressed to no one; near
     misses with the orders documents give people, homework sheets and prompts pasted for
     feedback. ``planted_a`` and ``planted_b`` were read while the forms were written;
     ``planted_c`` and ``planted_d`` were only measured. bench/prompt_sets_eval.py prints the
     figures; these are their floors (orders flagged or handed to the judge) and ceilings (near
     misses flagged or handed to it)."""
-    data = json.loads((REPO / "bench" / "data" / "written_prompts.json").read_text("utf-8"))
     unsure: collections.Counter[tuple[str, bool]] = collections.Counter()
-    for s in data["sets"]:
-        if s["name"].startswith("planted_"):
-            found = UNSURE.assess_many([r["prompt"] for r in s["rows"]])
-            for r, f in zip(s["rows"], found, strict=True):
-                unsure[(s["name"], bool(r["attack"]))] += f.attack or f.uncertain
+    for name in ("planted_a", "planted_b", "planted_c", "planted_d"):
+        rows = written_rows(name)
+        found = UNSURE.assess_many([r["prompt"] for r in rows])
+        for r, f in zip(rows, found, strict=True):
+            unsure[(name, bool(r["attack"]))] += f.attack or f.uncertain
     assert unsure[("planted_a", True)] >= 31 and unsure[("planted_a", False)] <= 2
     assert unsure[("planted_b", True)] >= 13 and unsure[("planted_b", False)] <= 1
     assert unsure[("planted_c", True)] >= 42 and unsure[("planted_c", False)] <= 4
@@ -261,8 +259,7 @@ def test_the_prefilter_lets_through_every_form_that_matches(
 ) -> None:
     """The RE2 pass only saves work: over the written prompts (and the same prompts glued to
     the words before them), reading every form gives the same verdicts."""
-    data = json.loads((REPO / "bench" / "data" / "written_prompts.json").read_text("utf-8"))
-    texts = [fold(r["prompt"]) for s in data["sets"] for r in s["rows"]]
+    texts = [fold(r["prompt"]) for s in written_sets() for r in s["rows"]]
     texts += [t.replace("\n", "\nalso") for t in texts[::7]]
     fast = [planted_task(t) for t in texts]
     everything = attack_planted._MAYBE.everything
