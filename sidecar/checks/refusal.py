@@ -217,6 +217,16 @@ def _is_word(c: str) -> bool:
     return c.isalnum() or c == "_"
 
 
+def _positions(hay: str, char: str, start: int) -> list[int]:
+    """Where ``char`` occurs in ``hay`` from ``start`` on (one search per occurrence)."""
+    found = []
+    at = hay.find(char, start)
+    while at >= 0:
+        found.append(at)
+        at = hay.find(char, at + 1)
+    return found
+
+
 def _quoted(hay: str, start: int, quotes: Sequence[int]) -> bool:
     """Whether a match at ``start`` sits inside a quotation (one not opening the whole text).
 
@@ -507,7 +517,7 @@ class Refusal(Check[RefusalParams]):
             return []
         # the quotes before each hit, and the masks around it, by bisection: read hit by hit, a
         # text full of hits cost their number times its length
-        quotes = [i for i in range(1, n) if hay[i] == '"'] if self.skip_quoted else []
+        quotes = _positions(hay, '"', 1) if self.skip_quoted else []
         masks.sort()
         mask_starts = [s for s, _ in masks]
         reach = list(itertools.accumulate((e for _, e in masks), max))
