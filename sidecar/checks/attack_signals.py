@@ -44,7 +44,7 @@ import binascii
 import codecs
 import re
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -770,33 +770,29 @@ def _any_within(starts: list[int], at: int, gap: int) -> bool:
     return i < len(starts) and starts[i] <= at + gap
 
 
-_NEEDLES: dict[str, tuple[tuple[str, ...], int]] = {
-    "masked_word": (("ascii ", "[mask] with "), 1_600),
-}
-"""Patterns with a long gap that every match holds one of a few strings in, and how far a
-match reaches from it: they are searched only around those strings (the first
-:data:`_NEEDLES_MAX`), not from every ``[mask]`` of a text full of them."""
-_NEEDLES_MAX = 8
+_MASK_NEEDLES = ("ascii ", "[mask] with ")
+"""What every match of ``masked_word`` holds; it reaches at most :data:`_MASK_REACH` from it."""
+_MASK_REACH = 1_600
 
 
-def _matches_near(name: str, folded: str, pos: int, endpos: int) -> Iterator[re.Match[str]]:
-    """The matches of the pattern ``name`` (one of :data:`_NEEDLES`) around its strings."""
-    needles, reach = _NEEDLES[name]
+def _masked_matches(folded: str, pos: int, endpos: int) -> Iterator[re.Match[str]]:
+    """The matches of ``masked_word``, searched only around the strings every match holds
+    (windows merged where they meet), not from every ``[mask]`` of a text full of them."""
     found: list[int] = []
-    for needle in needles:
+    for needle in _MASK_NEEDLES:
         at = folded.find(needle, pos, endpos)
-        while at >= 0 and len(found) < 2 * _NEEDLES_MAX:
+        while at >= 0:
             found.append(at)
             at = folded.find(needle, at + 1, endpos)
     windows: list[list[int]] = []
-    for at in sorted(found)[:_NEEDLES_MAX]:
-        lo, hi = max(pos, at - reach), min(endpos, at + reach)
+    for at in sorted(found):
+        lo, hi = max(pos, at - _MASK_REACH), min(endpos, at + _MASK_REACH)
         if windows and lo <= windows[-1][1]:
             windows[-1][1] = hi
         else:
             windows.append([lo, hi])
     for lo, hi in windows:
-        yield from _COMPILED[name].finditer(folded, lo, hi)
+        yield from _COMPILED["masked_word"].finditer(folded, lo, hi)
 
 
 def _split_matches(folded: str, pos: int, endpos: int) -> Iterator[re.Match[str]]:
@@ -809,6 +805,11 @@ def _split_matches(folded: str, pos: int, endpos: int) -> Iterator[re.Match[str]
             yield match
 
 
+_FINDERS: dict[str, Callable[[str, int, int], Iterator[re.Match[str]]]] = {
+    "split": _split_matches,
+    "masked_word": _masked_matches,
+}
+"""Patterns whose matches are not searched from every position of the window (see each)."""
 _META = {name: (technique, sure) for name, technique, sure, _ in _PATTERNS}
 
 
@@ -1162,12 +1163,8 @@ def _pattern_signal(
     where it does not match."""
     technique, sure = _META[name]
     forms = (_PASSAGE_SURE_WHEN if passage else _SURE_WHEN).get(name)
-    if name == "split":
-        matches: Iterable[re.Match[str]] = _split_matches(folded, *window)
-    elif name in _NEEDLES:
-        matches = _matches_near(name, folded, *window)
-    else:
-        matches = _COMPILED[name].finditer(folded, *window)
+    finder = _FINDERS.get(name)
+    matches = finder(folded, *window) if finder else _COMPILED[name].finditer(folded, *window)
     if not sure or forms is None:
         found = next(iter(matches), None) is not None
         return Signal(technique, sure, name) if found else None
