@@ -734,13 +734,10 @@ _SPLIT_JOINED = re.compile(f"(?=({_SPLIT_JOIN}))")
 _SPLIT_ORDERED = re.compile(_SPLIT_ORDER)
 _SPLIT_REACH = 1_200
 """Longer than any match of ``split`` (its pieces and gaps add up to about 930 characters)."""
-_SPLIT_STARTS = 8
-"""The most places a match of ``split`` is looked for (:func:`_split_matches`)."""
 
 
 def _split_starts(text: str, pos: int = 0, endpos: int | None = None) -> list[int]:
-    """Where a match of the ``split`` pattern starts in ``text[pos:endpos]`` (the first
-    :data:`_SPLIT_STARTS`): a string assigned, another within the first gap, strings joined
+    """Where a match of the ``split`` pattern starts in ``text[pos:endpos]``: a string assigned, another within the first gap, strings joined
     within the second, an order within the third. Its pieces are found once each and chained
     back from the last, so a text full of pieces that never make a chain ("a='b' c+d" over
     and over) costs a pass, where the pattern's three gaps in a row tried every way to chain
@@ -761,7 +758,7 @@ def _split_starts(text: str, pos: int = 0, endpos: int | None = None) -> list[in
         if _any_within(ordered, m.start() + len(m.group(1)), third)
     ]
     seconds = [a for a, b in assigned if _any_within(joined, b, second)]
-    return [a for a, b in assigned if _any_within(seconds, b, first)][:_SPLIT_STARTS]
+    return [a for a, b in assigned if _any_within(seconds, b, first)]
 
 
 def _any_within(starts: list[int], at: int, gap: int) -> bool:
