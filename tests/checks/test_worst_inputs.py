@@ -62,7 +62,8 @@ def _newsroom(summary: Sequence[str], source: Sequence[str]) -> list[int]:
             while a + k < n and b + k < m and summary[a + k] == source[b + k]:
                 k += 1
             best, resume = max(best, k), b + k
-        out.append(best) if best else None
+        if best:
+            out.append(best)
         a += max(best, 1)
     return out
 
