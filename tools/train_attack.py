@@ -26,7 +26,7 @@ import random
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,20 +103,26 @@ def fit(rows: Sequence[Row], **kwargs: float) -> AttackModel:
 FOLDS = 5
 
 
-def out_of_fold(rows: Sequence[Row]) -> list[float]:
+def out_of_fold(
+    rows: Sequence[Row],
+    fitter: Callable[[Sequence[Row]], AttackModel] | None = None,
+    scored: Callable[[str], tuple[str, list[str], int]] | None = None,
+) -> list[float]:
     """Each row's probability from a model fitted on the other folds (every fifth row, in a
-    fixed shuffled order). Leaving whole sources out instead was tried: with four benign
+    fixed shuffled order); ``fitter`` and ``scored`` (a prompt's arguments to
+    :meth:`AttackModel.score`) default to this model's. Leaving whole sources out instead was tried: with four benign
     sources of four different styles (role-play set-ups, risky-sounding questions, tasks,
     long prompted tasks), each left out is a style the model never saw, and no threshold kept
     the budget; the held-out sources measure that transfer instead (bench/detectors.py)."""
+    fitter, scored = fitter or fit, scored or _args
     order = list(range(len(rows)))
     random.Random(7).shuffle(order)
     scores = [0.0] * len(rows)
     for k in range(FOLDS):
         inside = set(order[k::FOLDS])
-        model = fit([r for i, r in enumerate(rows) if i not in inside])
+        model = fitter([r for i, r in enumerate(rows) if i not in inside])
         for i in inside:
-            scores[i] = model.score(*_args(rows[i].prompt))
+            scores[i] = model.score(*scored(rows[i].prompt))
     return scores
 
 
@@ -168,6 +174,16 @@ def fit_tail(rows: Sequence[Row]) -> TailModel:
     return model
 
 
+def source_counts(
+    rows: Sequence[Row], names: tuple[str, str] = ("attack", "benign")
+) -> Counter[tuple[str, bool]]:
+    """How many rows of each source and label, printed a line each (``names``: the labels')."""
+    counts = Counter((r.source, r.attack) for r in rows)
+    for (source, label), n in sorted(counts.items()):
+        print(f"  {source:<24} {names[0] if label else names[1]:<7} {n:6d}")
+    return counts
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, required=True, help="directory of normalised JSONL files")
@@ -177,9 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not rows:
         print("no attack-labelled prompts found", file=sys.stderr)
         return 2
-    counts = Counter((r.source, r.attack) for r in rows)
-    for (source, attack), n in sorted(counts.items()):
-        print(f"  {source:<24} {'attack' if attack else 'benign':<7} {n:6d}")
+    counts = source_counts(rows)
     started = time.perf_counter()
     tail = fit_tail(rows)
     tail_out = args.out.with_name(TAIL_FILE)
