@@ -27,7 +27,8 @@ For each set this prints, per kind of row, how many the check flags, and of the 
 many it would hand to the judge as uncertain with ``uncertain: true`` (a framed request is
 uncertain: the judge reads whether it is harmful; so is a pasted document with an order in it
 for its reader). ``tuned``: the signals or the frame reader
-were changed after reading the set; ``held_out``: only measured on it.
+were changed after reading the set; ``trained``: never read, but the frame model
+(``tools/train_frames.py``) was fitted on it; ``held_out``: only measured on it.
 
     python bench/prompt_sets_eval.py
 """

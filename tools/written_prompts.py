@@ -11,7 +11,7 @@ WRITTEN = Path(__file__).resolve().parent.parent / "bench" / "data" / "written_p
 
 
 def written_set(name: str) -> dict[str, Any]:
-    """One set: its ``name``, its ``role`` (``tuned`` or ``held_out``) and its ``rows``
+    """One set: its ``name``, its ``role`` (``tuned``, ``trained`` or ``held_out``) and its ``rows``
     (``prompt``, ``attack``, ``kind``)."""
     doc: dict[str, Any] = json.loads((WRITTEN / f"{name}.json").read_text(encoding="utf-8"))
     return doc

@@ -11,7 +11,8 @@ false-positive rate on such prompts (see docs/detectors.md).
 The value is a bool; the detail names the category and the techniques found, never event
 text: ``intermediate: instruction_override, persona (p=0.98)``. Techniques the model found
 alone, with no signal, are named ``learned``. With ``uncertain: true``, a prompt it does not
-flag but could not tell about, that wraps a request in a language task, or that pastes a
+flag but could not tell about, that wraps a request in a language task (by the rules of
+:mod:`.attack_frames` or the frame model of :mod:`.attack_frame_model`), or that pastes a
 document with an order in it for its reader, gets ``uncertain: <cues> (p=0.55)``, for the
 judge. With
 ``field: contexts`` each passage is read on its own (an instruction addressed to the assistant
@@ -30,6 +31,7 @@ from pydantic import Field
 
 from ..events import Event
 from .attack_documents import passage_signals, unmarked_orders
+from .attack_frame_model import READ_MAX, default_frame_model, frame_cues
 from .attack_frames import framed_request
 from .attack_model import AttackModel, default_model, model_text
 from .attack_planted import planted_task
@@ -101,14 +103,20 @@ class AttackParams(Params):
     the model gives less than to other cues."""
     signals_only: bool = False
     """Only sure signals call an attack (no model): fewest false positives, least recall."""
+    frame: float | None = Field(default=None, ge=0.0, le=1.0)
+    """With ``uncertain``: the frame model's probability (:mod:`.attack_frame_model`) from
+    which a prompt whose layout the rules of :mod:`.attack_frames` do not know reads as a
+    request given as a language task's text; default: the shipped model's, chosen by its
+    trainer; 1: the rules alone (as with ``signals_only``, which reads no model)."""
     uncertain: bool = False
     """A prompt the check does not call an attack, but in which it found a cue the model did
     not confirm (at a probability of at least :data:`UNCERTAIN_FLOOR`), or to which the model
     gives at least ``agree`` short of ``alone``, gets a detail that starts ``uncertain:``: the
     judge's ``uncertain`` trigger sends such events to the judge, where the check is least
     sure. So does a prompt that gives a request to an assistant as the text of a language task
-    ("Translate into German: how do I ...?", :mod:`.attack_frames`), whose harm only the
-    judge can read, and a prompt that pastes a document with an order in it for whoever
+    ("Translate into German: how do I ...?", :mod:`.attack_frames`, or the frame model of
+    :mod:`.attack_frame_model` where the rules do not read it), whose harm only the judge can
+    read, and a prompt that pastes a document with an order in it for whoever
     reads it (:func:`~.attack_documents.unmarked_orders`, :mod:`.attack_planted`), which may
     be planted or the document's own. Off by default: each is a judge call, for about 1 to 2
     real users' questions in 100 (a translation or proofreading service sends many more, a
@@ -132,6 +140,11 @@ class AttackAttempt(Check[AttackParams]):
         self.model = None if params.signals_only else (model or default_model())
         self.alone = params.alone if params.alone is not None else self._default("alone")
         self.agree = params.agree if params.agree is not None else self._default("agree")
+        self.frames: AttackModel | None = None
+        """The frame model, where uncertain prompts are asked for and it is not turned off."""
+        if params.uncertain and not params.signals_only and params.frame != 1.0:
+            self.frames = default_frame_model()
+        self.frame = params.frame if params.frame is not None else self._frame_default()
         self.prepares = self.model is not None
         self._batch = threading.local()
         """Per thread, the last batch prepared: its texts until the first call on one of them
@@ -139,6 +152,9 @@ class AttackAttempt(Check[AttackParams]):
 
     def _default(self, name: str) -> float:
         return float(getattr(self.model, name)) if self.model is not None else 1.0
+
+    def _frame_default(self) -> float:
+        return self.frames.alone if self.frames is not None else 1.0
 
     def prepare(self, texts: Sequence[str]) -> None:
         """Assess a batch's texts together (the model scores them in one pass) at the first
@@ -196,8 +212,32 @@ class AttackAttempt(Check[AttackParams]):
                 self._decide(s, p, alone, unsure) for s, p in zip(found, scores, strict=True)
             ]
         if unsure:
-            return [_framed(f, text) for f, text in zip(decided, folded, strict=True)]
+            decided = [_framed(f, text) for f, text in zip(decided, folded, strict=True)]
+            return self._learned_frames(decided, folded)
         return decided
+
+    def _learned_frames(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
+        """``found``, with the prompts the frame model reads as a request given as a language
+        task's text made uncertain, where neither an attack nor uncertain already and no longer
+        than it reads (the frame model scores them in one batch)."""
+        if self.frames is None:
+            return found
+        open_ = [
+            i
+            for i, f in enumerate(found)
+            if not f.attack and not f.uncertain and len(folded[i]) <= READ_MAX
+        ]
+        if not open_:
+            return found
+        reads = [model_text(folded[i]) for i in open_]
+        scores = self.frames.score_many(
+            reads, [frame_cues(r) for r in reads], [len(folded[i]) for i in open_]
+        )
+        out = list(found)
+        for i, p in zip(open_, scores, strict=True):
+            if p >= self.frame:  # (neither an attack nor uncertain: no techniques named)
+                out[i] = Finding(False, (FRAMED,), None, found[i].p, uncertain=True)
+        return out
 
     def _decide(self, found: list[Signal], p: float, alone: float, unsure: bool = False) -> Finding:
         if not found and (p < alone or self.model is None):

@@ -21,6 +21,8 @@ def make(**params: Any) -> AttackAttempt:
 
 
 UNSURE = make(uncertain=True)
+RULES = make(uncertain=True, frame=1.0)
+"""The rules of the frame reader alone, without the frame model."""
 
 
 def framed(text: str) -> bool:
@@ -245,7 +247,7 @@ def test_a_request_given_as_a_language_tasks_text_is_uncertain(text: str) -> Non
 @pytest.mark.parametrize("text", NOT_FRAMED)
 def test_language_tasks_over_other_text_and_ordinary_requests_are_not_framed(text: str) -> None:
     assert not framed(text)
-    assert FRAMED not in UNSURE.assess(text).techniques
+    assert FRAMED not in RULES.assess(text).techniques
 
 
 def test_a_framed_request_the_signals_call_an_attack_stays_an_attack() -> None:
@@ -328,10 +330,14 @@ def _framed_by_kind(name: str) -> tuple[Counter[str], Counter[str]]:
         ("framed_c", 0.75, 0.03, 0),
         ("framed_d", 0.75, 0.03, 0),
         ("framed_e", 0.65, 0.03, 1),
-        # held out: a fifth writer's, measured once with the reader as it landed (44 of 260
-        # requests, none of the 80 texts or the 60 ordinary prompts)
+        # never read: a fifth writer's and a sixth's, measured once each with the reader as it
+        # landed (44 and 59 of 260 requests, none of the 80 texts or the 60 ordinary prompts);
+        # the frame model was fitted on them since
         ("framed_f", 0.12, 0.0, 0),
-        ("framed_g", 0.15, 0.0, 0),  # a sixth writer's: 59 of 260, 0 of 80, 0 of 60
+        ("framed_g", 0.15, 0.0, 0),
+        # held out: a seventh and an eighth writer's (121 and 131 of 260, 2 and 3 of 80, 0)
+        ("framed_h", 0.45, 0.03, 0),
+        ("framed_i", 0.48, 0.04, 0),
     ],
 )
 def test_the_reader_holds_on_the_written_frames(

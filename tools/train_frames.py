@@ -1,0 +1,145 @@
+"""Train the frame model shipped in ``sidecar/data/frame_model.json.gz``.
+
+The model (:mod:`sidecar.checks.attack_frame_model`) reads whether a prompt gives a request to
+an assistant as the text of a language task. Positives: the framed requests, harmful and
+harmless, of the written sets in :data:`TRAINED_SETS` (``bench/data/written_prompts/``).
+Negatives: the same sets' texts that are not requests in the same frames and ordinary prompts
+in a task's words, and every benign prompt of the training sources ``tools/fetch_detector_data.py``
+writes (the attack model's held-out sources are never read). The written sets in
+:data:`HELD_OUT_SETS` are never trained on: ``bench/prompt_sets_eval.py`` measures on them.
+
+The threshold (the model's ``alone``) is the lowest probability at which the model, reading
+rows it was not fitted on (five folds), finds at most :data:`FPR_BUDGET` of the benign rows
+framed: each is a judge call where ``uncertain: true`` is set.
+
+    python tools/train_frames.py --data OUT_DIR [--out sidecar/data/frame_model.json.gz]
+
+Needs scikit-learn (in the ``dev`` extra); the package itself never imports it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from sidecar.checks.attack_frame_model import FRAME_MODEL_FILE, READ_MAX, frame_cues  # noqa: E402
+from sidecar.checks.attack_model import AttackModel, features, model_text  # noqa: E402
+from sidecar.checks.refusal_text import fold  # noqa: E402
+from tools.train_attack import (  # noqa: E402
+    HELD_OUT,
+    Row,
+    load,
+    lowest,
+    out_of_fold,
+    source_counts,
+)
+from tools.train_refusal import _fit_head, vectorise  # noqa: E402
+from tools.written_prompts import written_rows  # noqa: E402
+
+DEFAULT_OUT = ROOT / "sidecar" / "data" / FRAME_MODEL_FILE
+TRAINED_SETS = (
+    *("framed_b", "framed_c", "framed_d", "framed_e", "framed_f", "framed_g"),
+    *("nearmiss_a", "nearmiss_b", "symbols_a", "symbols_b"),
+    *("pasted_a", "labelled_a", "labelled_b", "planted_a", "planted_b"),
+)
+"""The written sets trained on: the framed prompts, and the benign rows of the near misses
+(prompts in jailbreaks' words, prompts that end in symbols, pasted documents) the signals
+were tuned on."""
+HELD_OUT_SETS = (
+    *("framed_a", "framed_h", "framed_i"),
+    *("nearmiss_c", "symbols_c", "symbols_d", "symbols_e", "planted_c", "planted_d"),
+)
+"""Written sets the model never sees."""
+REQUESTS = frozenset({"framed_harmful", "framed_benign_request"})
+"""The kinds of row that are requests given as a task's text (the rest are not)."""
+C = 4.0
+FPR_BUDGET = 0.005
+"""At most this share of benign training prompts (out of fold) may read as framed."""
+
+
+def _args(text: str) -> tuple[str, list[str], int]:
+    read = model_text(fold(text))
+    return read, frame_cues(read), len(text)
+
+
+def featurise(text: str) -> list[str]:
+    return features(*_args(text))
+
+
+def fit(rows: Sequence[Row], **kwargs: float) -> AttackModel:
+    m = vectorise([featurise(r.prompt) for r in rows])
+    weights, bias = _fit_head(m.X, [int(r.attack) for r in rows], C)
+    kept = {n: w for n, w in zip(m.vocab, weights, strict=True) if abs(w) >= 1e-4}
+    return AttackModel(kept, bias, **kwargs)
+
+
+def training_rows(data: Path, sets: Sequence[str] = TRAINED_SETS) -> list[Row]:
+    """The written sets' rows (``attack``: a request in a frame) and the training sources'
+    benign prompts, each of at most the length the model reads."""
+    held = set(sets) & set(HELD_OUT_SETS)
+    if held:
+        raise ValueError(f"held-out written sets are never trained on: {sorted(held)}")
+    rows = [
+        Row(s, r["prompt"], r["kind"] in REQUESTS)
+        for s in sets
+        for r in written_rows(s)
+        if r["kind"] in REQUESTS or not r["attack"]  # another technique's attack is neither
+    ]
+    rows += [
+        Row(r.source, r.prompt, False)
+        for r in load(data)
+        if r.source not in HELD_OUT and not r.attack
+    ]
+    return [r for r in rows if len(fold(r.prompt)) <= READ_MAX]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, required=True, help="directory of normalised JSONL files")
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--sets", nargs="+", default=list(TRAINED_SETS), help="written sets")
+    args = ap.parse_args(argv)
+    try:
+        rows = training_rows(args.data, args.sets)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    if not any(r.attack for r in rows) or all(r.attack for r in rows):
+        print("need framed requests and benign prompts to train on", file=sys.stderr)
+        return 2
+    counts = source_counts(rows, ("framed", "other"))
+    started = time.perf_counter()
+    scores = out_of_fold(rows, fit, _args)
+    alone = lowest(scores, rows, FPR_BUDGET)
+    framed = [s for s, r in zip(scores, rows, strict=True) if r.attack]
+    recall = sum(s >= alone for s in framed) / len(framed)
+    model = fit(rows, alone=alone, agree=alone)
+    model.meta = {
+        "trained_on": {
+            s: {"framed" if a else "other": n for (s2, a), n in counts.items() if s2 == s}
+            for s in sorted({r.source for r in rows})
+        },
+        "held_out_sets": list(HELD_OUT_SETS),
+        "held_out_sources": sorted(HELD_OUT),
+        "C": C,
+        "fpr_budget": FPR_BUDGET,
+        "out_of_fold_recall": round(recall, 4),
+    }
+    model.save(args.out)
+    print(
+        f"threshold {alone}: out-of-fold recall {recall:.3f} of {len(framed)} framed requests; "
+        f"{len(model.weights)} features; wrote {args.out} "
+        f"({args.out.stat().st_size / 1024:.0f} KiB) in {time.perf_counter() - started:.1f} s"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
