@@ -78,6 +78,13 @@ def one_kb(rows: Sequence[Row], n: int = 600) -> list[str]:
     return out
 
 
+def short_benign(rows: Sequence[Row], n: int = 600) -> list[str]:
+    """Benign prompts of 200 to 1,000 characters as they are: the length the frame model reads
+    (chat traffic's questions and tasks)."""
+    fit = [r.prompt for r in rows if not r.attack and 200 <= len(r.prompt) <= 1000]
+    return fit[:: max(1, len(fit) // n)][:n]
+
+
 def best_of(run: object, repeat: int = 5) -> float:
     best = float("inf")
     for _ in range(repeat):
@@ -153,6 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     # uncertain: true only adds a detail to what it does not flag (counted below)
     check = AttackAttempt(AttackParams(uncertain=True), CheckContext())
+    rules = AttackAttempt(AttackParams(uncertain=True, frame=1.0), CheckContext())
     sure = AttackAttempt(AttackParams(signals_only=True), CheckContext())
     sources = sorted({r.source for r in rows})
     names = techniques(args.data, {s for s in sources if s in HELD_OUT})
@@ -168,6 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     pooled_sure = Confusion()
     categories: dict[str, int] = {}
     unsure = {"attack": 0, "benign": 0}  # held out, not flagged, uncertain
+    by_rules = {"attack": 0, "benign": 0}  # the same without the frame model
     print(f"\n{'source':<26} {'':<11} {'detector':<30} figures")
     for source in sources:
         part = [r for r in rows if r.source == source]
@@ -192,6 +201,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 categories[f.category] = categories.get(f.category, 0) + 1
             if held == "held out" and f.uncertain:
                 unsure["attack" if r.attack else "benign"] += 1
+        if held == "held out":
+            for f, r in zip(rules.assess_many([r.prompt for r in part]), part, strict=True):
+                by_rules["attack" if r.attack else "benign"] += f.uncertain
         if args.cross and held == "trained on":
             model: AttackModel = fit(
                 [r for r in training if r.source != source],
@@ -213,6 +225,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{ho.fp + ho.tn} benign prompts; flagged or uncertain: recall "
         f"{(ho.tp + unsure['attack']) / max(1, ho.tp + ho.fn):.3f}"
     )
+    print(
+        f"   the same without the frame model (frame: 1): {by_rules['attack']} and "
+        f"{by_rules['benign']}; recall {(ho.tp + by_rules['attack']) / max(1, ho.tp + ho.fn):.3f}"
+    )
     held = [r for r in rows if r.source in HELD_OUT]
     print("\nheld out, pooled, at other thresholds of the model alone (shown, not chosen here):")
     for alone in ALONE_CURVE:
@@ -224,18 +240,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     # the cost of the default (uncertain off), and of uncertain on beside it
     single, batch = cost(AttackAttempt(AttackParams(), CheckContext()), texts)
     _, unsure_batch = cost(check, texts)
+    _, rules_batch = cost(rules, texts)
     sure_single, _ = cost(sure, texts)
     # For scale on a shared machine: the refusal check reading every text with its model,
     # measured the same way in the same run.
     refusal = Refusal(RefusalParams(alone="model"), CheckContext())
     _, refusal_batch = cost(refusal, texts)  # type: ignore[arg-type]
+    short = short_benign(rows)
+    _, short_unsure = cost(check, short)
+    _, short_rules = cost(rules, short)
     busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"\ncost per event, {len(texts)} prompts of 1 KB (best of 5; load average {busy:.1f}):")
     print(f"   signals + model, one call each          {single:6.1f} us/event")
     print(f"   signals + model, a batch (prepare+call) {batch:6.1f} us/event")
     print(f"   the same with uncertain: true           {unsure_batch:6.1f} us/event")
+    print(f"   the same without the frame model        {rules_batch:6.1f} us/event")
     print(f"   sure signals only, one call each        {sure_single:6.1f} us/event")
     print(f"   for scale: refusal, alone: model, batch {refusal_batch:6.1f} us/event")
+    print(f"{len(short)} benign prompts of 200 to 1,000 characters as they are, a batch:")
+    print(f"   uncertain: true                         {short_unsure:6.1f} us/event")
+    print(f"   uncertain: true, without the frame model {short_rules:5.1f} us/event")
     return 0
 
 
