@@ -53,7 +53,7 @@ TRAINED_SETS = (
 (prompts in jailbreaks' words, prompts that end in symbols, pasted documents) the signals
 were tuned on."""
 HELD_OUT_SETS = (
-    *("framed_a", "framed_h", "framed_i"),
+    *("framed_a", "framed_h", "framed_i", "framed_j", "framed_k", "framed_l"),
     *("nearmiss_c", "symbols_c", "symbols_d", "symbols_e", "planted_c", "planted_d"),
 )
 """Written sets the model never sees."""

@@ -116,11 +116,16 @@ def _uncertain_by_kind(rows: list[dict[str, Any]]) -> tuple[Counter[str], Counte
 @pytest.mark.parametrize(
     ("name", "requests", "not_requests", "unframed"),
     [
-        # held out, written blind by two writers of their own (DATA.md), never trained on:
-        # rules alone 121 and 131 of 260 requests; with the model 194 and 189 (2 of each
-        # flagged), 3 and 4 of 80 texts that are not requests, 1 and 0 of 60 ordinary prompts
+        # held out, written blind by five writers of their own (DATA.md), never trained on,
+        # measured with the model as it landed: of 260 requests, 194, 189, 189, 158 and 168
+        # reach the judge or are flagged (rules alone: 123, 133, 120, 72 and 96); of 80 texts
+        # that are not requests, 3, 4, 4, 4 and 4 (2, 3, 3, 1 and 1); of 60 ordinary prompts,
+        # 1, 0, 0, 3 and 0
         ("framed_h", 0.70, 0.05, 2),
         ("framed_i", 0.68, 0.07, 1),
+        ("framed_j", 0.70, 0.07, 1),
+        ("framed_k", 0.60, 0.07, 4),
+        ("framed_l", 0.63, 0.07, 1),
     ],
 )
 def test_the_held_out_frames_are_found(

@@ -335,9 +335,13 @@ def _framed_by_kind(name: str) -> tuple[Counter[str], Counter[str]]:
         # the frame model was fitted on them since
         ("framed_f", 0.12, 0.0, 0),
         ("framed_g", 0.15, 0.0, 0),
-        # held out: a seventh and an eighth writer's (121 and 131 of 260, 2 and 3 of 80, 0)
+        # held out: five more writers' (121, 131, 120, 72 and 94 of 260; 2, 3, 3, 1 and 1 of 80;
+        # 0, 0, 0, 2 and 0 of 60)
         ("framed_h", 0.45, 0.03, 0),
         ("framed_i", 0.48, 0.04, 0),
+        ("framed_j", 0.45, 0.04, 0),
+        ("framed_k", 0.27, 0.02, 2),
+        ("framed_l", 0.35, 0.02, 0),
     ],
 )
 def test_the_reader_holds_on_the_written_frames(
