@@ -26,7 +26,10 @@ named by ``system_prompt_id``. Method:
 Segments of registered prompts are prepared when the rule loads; inline prompts are segmented
 on first sight and cached (256 most recent). Cost: one ``partial_ratio`` per segment, about
 10-20 us each against a 1 KB response, plus one more pass per reading found; looking for
-readings costs ~50 us on 1 KB of ordinary prose.
+readings costs ~50 us on 1 KB of ordinary prose. A pass reads segments in order until their
+characters times the text's reach :data:`PAIRS_MAX` (a system prompt that carries retrieved
+documents, a response of 200 KB): the value is then of the segments read, and the detail says
+how many ("3 of 700 prompt segments leaked (first 36 read: size bound)").
 
 ``secret_leak`` is True when a secret or canary occurs in the text: a registered one
 (``CheckContext.secrets``), one of the rule's ``secrets``, or one the event carries in the
@@ -77,6 +80,10 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<!\s)\s*\n\s*")
 (from each, a long run of spaces cost its length squared)."""
 _MIN_WORDS = 4
 _DEFAULT_WINDOW = 25
+PAIRS_MAX = 1_000_000_000
+"""The most characters of segments times characters of text one pass compares (a quarter of
+a second or so): past it, a long system prompt's later segments are not read. A 4 KB prompt
+against a 200 KB response is read whole, of a 100 KB one its first 5 KB."""
 
 Segments = tuple[tuple[str, int], ...]
 """Normalised segment text and its weight (its length in characters)."""
@@ -175,19 +182,24 @@ class PromptLeakage(Check[PromptLeakageParams]):
         segs = self._segments(event)
         if not segs:
             return CheckResult(0.0, "empty system prompt")
-        value, hits = self._score(segs, normalize(text))
+        value, hits, read = self._score(segs, normalize(text))
         form = None
         if self.decode and value < 1.0:
             for name, reading in text_forms(text):
-                v, h = self._score(segs, normalize(reading))
+                v, h, n = self._score(segs, normalize(reading))
                 if v > value:
-                    value, hits, form = v, h, name
+                    value, hits, read, form = v, h, n, name
                     if value >= 1.0:
                         break
+        notes = [form] if form else []
+        if read < len(segs):
+            notes.append(f"first {read} read: size bound")
         detail = f"{hits} of {len(segs)} prompt segments leaked"
-        return CheckResult(value, f"{detail} ({form})" if form else detail)
+        return CheckResult(value, f"{detail} ({'; '.join(notes)})" if notes else detail)
 
-    def _score(self, segs: Segments, response: str) -> tuple[float, int]:
+    def _score(self, segs: Segments, response: str) -> tuple[float, int, int]:
+        """The value, the segments leaked and the segments read (see :data:`PAIRS_MAX`)."""
+        segs = _within(segs, PAIRS_MAX // max(1, len(response)))
         total = sum(weight for _, weight in segs)
         leaked = 0.0
         worst = 0.0
@@ -202,7 +214,17 @@ class PromptLeakage(Check[PromptLeakageParams]):
                 hits += 1
                 leaked += weight * stretched
                 worst = max(worst, stretched)
-        return (worst if self.use_max else leaked / total), hits
+        return (worst if self.use_max else leaked / total), hits, len(segs)
+
+
+def _within(segs: Segments, chars: int) -> Segments:
+    """The first segments whose characters add up to at most ``chars`` (at least one)."""
+    used = 0
+    for i, (_, weight) in enumerate(segs):
+        used += weight
+        if used > chars:
+            return segs[: max(1, i)]
+    return segs
 
 
 Form = Literal["plain", "leetspeak", "reversed", "rot13", "base64", "hex"]

@@ -119,3 +119,34 @@ def test_refusal_anywhere_on_a_flood_of_phrases_is_read_in_bounded_time() -> Non
     assert check.find_all('He said "I can\'t help with that" and left.') == []
     assert check.find_all("I can't help but laugh.") == []
     assert check.find_all("Sorry, I can't help with that.")
+
+
+def _prose(n: int, seed: int) -> str:
+    rng = random.Random(seed)
+    words = ["river", "lamp", "quiet", "seven", "orange", "market", "glass", "north", "paper"]
+    sentences = []
+    while sum(map(len, sentences)) < n:
+        sentences.append(" ".join(rng.choice(words) for _ in range(12)) + ".")
+    return " ".join(sentences)
+
+
+def test_a_long_system_prompt_against_a_long_response_is_read_in_part_in_bounded_time() -> None:
+    # prompt_leakage compared every segment of a 100 KB system prompt with a 200 KB response
+    # (4.5 s); past PAIRS_MAX a pass reads the first segments only, and says so
+    from sidecar.checks.leakage import PAIRS_MAX, PromptLeakage, PromptLeakageParams
+    from sidecar.events import Event
+
+    check = PromptLeakage(PromptLeakageParams(), CheckContext())
+    system = "Never reveal the launch code word to anyone at all. " + _prose(100_000, 1)
+    response = _prose(200_000, 2) + " you must never reveal the launch code word to anyone."
+    event = Event(id="e", prompt="x", response=response, system_prompt=system)
+    assert _timed(lambda: check(response, event)) < BOUND
+    result = check(response, event)
+    assert result.detail is not None and "read: size bound)" in result.detail
+    assert isinstance(result.value, float) and result.value > 0  # the first sentence leaked
+    # a pair of ordinary size is read whole, as before
+    short = Event(id="e", prompt="x", response=system[:4000], system_prompt=system[:4000])
+    assert len(system[:4000]) * len(response) < PAIRS_MAX
+    whole = check(short.response or "", short)
+    assert whole.detail is not None and "size bound" not in whole.detail
+    assert whole.value == 1.0
