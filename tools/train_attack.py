@@ -110,10 +110,11 @@ def out_of_fold(
 ) -> list[float]:
     """Each row's probability from a model fitted on the other folds (every fifth row, in a
     fixed shuffled order); ``fitter`` and ``scored`` (a prompt's arguments to
-    :meth:`AttackModel.score`) default to this model's. Leaving whole sources out instead was tried: with four benign
-    sources of four different styles (role-play set-ups, risky-sounding questions, tasks,
-    long prompted tasks), each left out is a style the model never saw, and no threshold kept
-    the budget; the held-out sources measure that transfer instead (bench/detectors.py)."""
+    :meth:`AttackModel.score`) default to this model's. Leaving whole sources out instead was
+    tried: with four benign sources of four different styles (role-play set-ups, risky-sounding
+    questions, tasks, long prompted tasks), each left out is a style the model never saw, and
+    no threshold kept the budget; the held-out sources measure that transfer instead
+    (bench/detectors.py)."""
     fitter, scored = fitter or fit, scored or _args
     order = list(range(len(rows)))
     random.Random(7).shuffle(order)

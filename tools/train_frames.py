@@ -3,10 +3,13 @@
 The model (:mod:`sidecar.checks.attack_frame_model`) reads whether a prompt gives a request to
 an assistant as the text of a language task. Positives: the framed requests, harmful and
 harmless, of the written sets in :data:`TRAINED_SETS` (``bench/data/written_prompts/``).
-Negatives: the same sets' texts that are not requests in the same frames and ordinary prompts
-in a task's words, and every benign prompt of the training sources ``tools/fetch_detector_data.py``
-writes (the attack model's held-out sources are never read). The written sets in
-:data:`HELD_OUT_SETS` are never trained on: ``bench/prompt_sets_eval.py`` measures on them.
+Negatives: the framed sets' texts that are not requests in the same frames and ordinary
+prompts in a task's words, the benign rows of the near-miss sets in :data:`TRAINED_SETS`, and
+every benign prompt of the training sources ``tools/fetch_detector_data.py`` writes (the
+attack model's held-out sources are never read); of each, the prompts of at most
+:data:`~sidecar.checks.attack_frame_model.READ_MAX` characters, the only ones the model reads.
+The written sets in :data:`HELD_OUT_SETS` are never trained on: ``bench/prompt_sets_eval.py``
+and the tests measure on them.
 
 The threshold (the model's ``alone``) is the lowest probability at which the model, reading
 rows it was not fitted on (five folds), finds at most :data:`FPR_BUDGET` of the benign rows
