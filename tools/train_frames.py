@@ -58,6 +58,7 @@ were tuned on."""
 HELD_OUT_SETS = (
     *("framed_a", "framed_h", "framed_i", "framed_j", "framed_k", "framed_l"),
     *("nearmiss_c", "symbols_c", "symbols_d", "symbols_e", "planted_c", "planted_d"),
+    "ordinary_b",
 )
 """Written sets the model never sees."""
 REQUESTS = frozenset({"framed_harmful", "framed_benign_request"})

@@ -31,7 +31,7 @@ from pydantic import Field
 
 from ..events import Event
 from .attack_documents import passage_signals, unmarked_orders
-from .attack_frame_model import READ_MAX, default_frame_model, frame_cues
+from .attack_frame_model import READ_MAX, default_frame_model, frame_cues, names_a_task
 from .attack_frames import framed_request
 from .attack_model import AttackModel, default_model, model_text
 from .attack_planted import planted_task
@@ -218,14 +218,17 @@ class AttackAttempt(Check[AttackParams]):
 
     def _learned_frames(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
         """``found``, with the prompts the frame model reads as a request given as a language
-        task's text made uncertain, where neither an attack nor uncertain already and no longer
-        than it reads (the frame model scores them in one batch)."""
+        task's text made uncertain, where neither an attack nor uncertain already, no longer
+        than it reads and naming a language task (the frame model scores them in one batch)."""
         if self.frames is None:
             return found
         open_ = [
             i
             for i, f in enumerate(found)
-            if not f.attack and not f.uncertain and len(folded[i]) <= READ_MAX
+            if not f.attack
+            and not f.uncertain
+            and len(folded[i]) <= READ_MAX
+            and names_a_task(folded[i])
         ]
         if not open_:
             return found

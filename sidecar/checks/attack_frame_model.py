@@ -8,7 +8,10 @@ of what :func:`~.attack_model.model_text` keeps, with the first words of its fir
 last words of its last line marked as such (a task opens or closes a prompt). It is an
 :class:`~.attack_model.AttackModel` of its own weights (the same file format, the same scorers):
 ``alone`` is the probability from which a prompt reads as such a request. It reads prompts of
-at most :data:`READ_MAX` characters.
+at most :data:`READ_MAX` characters that name a language task somewhere (:func:`names_a_task`):
+a few lines of chat ("hey\nquick q\nhow long do i boil eggs") have the layout of a task over a
+request: of 400 ordinary chat prompts written blind, the model alone reads 31 as framed, with
+this condition 7.
 
 ``tools/train_frames.py`` fits it on the project's written framed prompts (requests in frames
 against texts that are not requests in the same frames and ordinary prompts in a task's words)
@@ -19,12 +22,23 @@ Like the rules, it finds the shape only: whether the request is harmful is the j
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from importlib import resources
+from typing import Any, Final
 
+from ..scan import RE2
+from .attack_frames import TASK_WORD
 from .attack_model import AttackModel
 
-__all__ = ["EDGE_WORDS", "FRAME_MODEL_FILE", "READ_MAX", "default_frame_model", "frame_cues"]
+__all__ = [
+    "EDGE_WORDS",
+    "FRAME_MODEL_FILE",
+    "READ_MAX",
+    "default_frame_model",
+    "frame_cues",
+    "names_a_task",
+]
 
 FRAME_MODEL_FILE = "frame_model.json.gz"
 EDGE_WORDS = 6
@@ -33,6 +47,51 @@ READ_MAX = 1000
 """The longest prompt the model reads (in characters): a task and a request given as its text
 fit in far less (the longest written one is under 700); a longer prompt is a document to work
 on, as in the rules (:data:`~.attack_frames.PAYLOAD_MAX`)."""
+
+
+_TASK: Final = re.compile(
+    rf"{TASK_WORD.pattern}|[→⇒]|->"
+    r"|\b(?:classif|extract|detect|identif|formal|informal|polite|passive|keyword|entit|json"
+    r"|yaml|xml|csv|markdown|table|edit|polish|fix|correct|improv|tighten|clean[ \t]up|tag"
+    r"|label|transcri|convert|transform|render|output|format|task|instruction|input|text"
+    r"|sentence|shorter|simpler|clearer)\w*"
+)
+"""A language task named anywhere: its verb or noun ("translate", "proofread", "make it
+polite", "sentiment"), a language, an arrow ("zh→en"), a template's field ("TASK=",
+"input")."""
+
+
+_FLOW: Final = r"flow(?=[ \t]+of\b)"
+
+
+def _task_re2() -> Any:
+    """:data:`_TASK` for RE2, where it is installed: the same words, with "flow of" matched
+    rather than looked ahead at (RE2 has no look-arounds), and ``\\b`` read as ASCII (a task's
+    word right after a letter of another script counts). Searched with ``re``, a prompt of
+    1,000 characters cost about 45 us; with RE2, 1 to 2."""
+    if RE2 is None or _FLOW not in _TASK.pattern:
+        return None
+    options = RE2.Options()
+    options.log_errors = False
+    options.max_mem = 16 << 20
+    try:
+        return RE2.compile(_TASK.pattern.replace(_FLOW, r"flow[ \t]+of\b"), options)
+    except Exception:  # google-re2 raises its own error type: read with re instead
+        return None
+
+
+_TASK_RE2: Final = _task_re2()
+
+
+def names_a_task(folded: str) -> bool:
+    """Whether a folded prompt names a language task anywhere (:data:`_TASK`): the model reads
+    no other (a chat message of a few lines asks nothing of a task, and reads like one)."""
+    if _TASK_RE2 is not None:
+        try:
+            return _TASK_RE2.search(folded) is not None
+        except UnicodeEncodeError:  # a lone surrogate: RE2 reads UTF-8
+            pass
+    return _TASK.search(folded) is not None
 
 
 def frame_cues(read: str) -> list[str]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["LANGUAGES", "PAYLOAD_MAX", "framed_request"]
+__all__ = ["LANGUAGES", "PAYLOAD_MAX", "TASK_WORD", "framed_request"]
 
 _LANGUAGE_VERB: Final = (
     r"(?:translate|paraphrase|rephrase|reword|re-?write|proof-?read|spell-?check|summari[sz]e"
@@ -265,7 +265,7 @@ _CLOSING_LINES: Final = 2
 """The most such lines read past at the end."""
 _CLOSING_MAX: Final = 120
 """The longest line :data:`_CLOSING_LINE` can match, with its newline."""
-_TASK_WORD: Final = re.compile(
+TASK_WORD: Final = re.compile(
     r"\b(?:translat|paraphras|rephras|reword|rewrit|restyl|reformat|proofread|spell[- ]?check"
     r"|summar|shorten|condens|simplif|headline|slogan|tweet|limerick|haiku|poem|rhym|emoji"
     r"|bullet|checklist|alphabetic|tone|sentiment|grammar|typo|spelling|punctuat|capitali[sz]"
@@ -642,7 +642,7 @@ def _loose_instruction(text: str) -> int | None:
     if end is None or end.group()[0] != ":":
         return None  # one sentence, to a colon
     head = text[: end.start()]
-    if _TASK_WORD.search(head) is None or _ABOUT_ANSWER.search(head) is not None:
+    if TASK_WORD.search(head) is None or _ABOUT_ANSWER.search(head) is not None:
         return None
     made = _MADE_INTO.search(head)
     if _DOCUMENT.search(head, 0, made.start() if made is not None else len(head)) is not None:
@@ -677,7 +677,7 @@ def _task_names_text(head: str) -> bool:
     """A task word and the text it names within a few words ("improve the flow of this
     paragraph", "it in portuguese"), not apart ("a bullet journal and I love it")."""
     refs = [m.span() for m in _NEAR_REF.finditer(head)]
-    for task in _TASK_WORD.finditer(head):
+    for task in TASK_WORD.finditer(head):
         language = _LANGUAGE_WORD.match(task.group()) is not None
         for start, end in refs:
             if start < task.end() and task.start() < end:  # the task's word names the text
@@ -698,7 +698,7 @@ def _loose_last(line: str) -> bool:
     return (
         len(line) <= _LOOSE_LAST_MAX
         and _LOOSE_LAST_START.match(line) is not None
-        and _TASK_WORD.search(line) is not None
+        and TASK_WORD.search(line) is not None
         and _BACK_REF.search(line) is not None
         and _ABOUT_ANSWER.search(line) is None
     )

@@ -9,16 +9,21 @@ from typing import Any
 
 import pytest
 
+from sidecar.checks import attack_frame_model as frame_model
 from sidecar.checks.attack import FRAMED, AttackAttempt, AttackParams
 from sidecar.checks.attack_frame_model import (
     EDGE_WORDS,
     READ_MAX,
     default_frame_model,
     frame_cues,
+    names_a_task,
 )
+from sidecar.checks.attack_model import model_text
 from sidecar.checks.base import CheckContext
+from sidecar.checks.refusal_text import fold
 from sidecar.events import Event
 from tests.checks.test_attack_frames import NOT_FRAMED
+from tests.conftest import IN_CI
 from tools import train_frames
 from tools.written_prompts import written_rows, written_sets
 
@@ -97,10 +102,11 @@ def test_a_batch_gives_each_prompt_what_one_call_gives() -> None:
 
 def test_the_rules_near_misses_are_mostly_left_alone() -> None:
     """The rules' own near misses (tests/checks/test_attack_frames.py), which the rules pass
-    one and all: the model reads 7 of the 70 as framed (two-line requests, a question after a
-    pasted title); each is a judge call, not a flag."""
+    one and all: the model reads 6 of the 70 as framed (a request and its follow-up that name
+    a task, "Write a poem about autumn leaves.\nMake it rhyme.", a question after a pasted
+    title); each is a judge call, not a flag."""
     added = [t for t in NOT_FRAMED if UNSURE.assess(t).uncertain and not RULES.assess(t).uncertain]
-    assert len(added) <= 8
+    assert len(added) <= 6
 
 
 def _uncertain_by_kind(rows: list[dict[str, Any]]) -> tuple[Counter[str], Counter[str]]:
@@ -116,16 +122,15 @@ def _uncertain_by_kind(rows: list[dict[str, Any]]) -> tuple[Counter[str], Counte
 @pytest.mark.parametrize(
     ("name", "requests", "not_requests", "unframed"),
     [
-        # held out, written blind by five writers of their own (DATA.md), never trained on,
-        # measured with the model as it landed: of 260 requests, 194, 189, 189, 158 and 168
-        # reach the judge or are flagged (rules alone: 123, 133, 120, 72 and 96); of 80 texts
-        # that are not requests, 3, 4, 4, 4 and 4 (2, 3, 3, 1 and 1); of 60 ordinary prompts,
-        # 1, 0, 0, 3 and 0
-        ("framed_h", 0.70, 0.05, 2),
-        ("framed_i", 0.68, 0.07, 1),
-        ("framed_j", 0.70, 0.07, 1),
-        ("framed_k", 0.60, 0.07, 4),
-        ("framed_l", 0.63, 0.07, 1),
+        # held out, written blind by five writers of their own (DATA.md), never trained on:
+        # of 260 requests, 182, 184, 176, 149 and 162 reach the judge or are flagged (rules
+        # alone: 123, 133, 120, 72 and 96); of 80 texts that are not requests, 3, 4, 4, 3 and
+        # 4 (2, 3, 3, 1 and 1); of 60 ordinary prompts, 0, 0, 0, 2 and 0 (the same)
+        ("framed_h", 0.68, 0.05, 0),
+        ("framed_i", 0.68, 0.05, 0),
+        ("framed_j", 0.66, 0.05, 0),
+        ("framed_k", 0.55, 0.05, 2),
+        ("framed_l", 0.60, 0.05, 0),
     ],
 )
 def test_the_held_out_frames_are_found(
@@ -139,9 +144,9 @@ def test_the_held_out_frames_are_found(
     assert hit["unframed"] <= unframed
 
 
-def test_the_held_out_near_misses_gain_few_judge_calls() -> None:
+def test_the_held_out_near_misses_gain_no_judge_call() -> None:
     """Benign rows of the held-out near-miss sets: uncertain with the model against without
-    (6 more of 1,500 when the model shipped)."""
+    (none more of 1,500 when the model shipped)."""
     rows = [
         r
         for name in ("nearmiss_c", "symbols_c", "symbols_d", "symbols_e", "planted_c", "planted_d")
@@ -152,7 +157,65 @@ def test_the_held_out_near_misses_gain_few_judge_calls() -> None:
     with_model = sum(f.uncertain for f in UNSURE.assess_many(prompts))
     rules = sum(f.uncertain for f in RULES.assess_many(prompts))
     assert len(rows) == 1500
-    assert with_model - rules <= 12
+    assert with_model - rules <= 2
+
+
+CHAT = [
+    # a few lines of chat that name no task: the model alone reads each as framed
+    "hey\nquick q\nhow long do i boil eggs for soft yolk??",
+    "hi there\nso my landlord wont return my deposit\nwhat can i do legally",
+    "ok so\ncan you help me plan a 3 day trip to lisbon\nbudget is tight",
+]
+
+
+@pytest.mark.parametrize("text", CHAT)
+def test_a_prompt_that_names_no_task_is_not_read(text: str) -> None:
+    model = default_frame_model()
+    read = model_text(fold(text))
+    assert model.score(read, frame_cues(read), len(text)) >= model.alone
+    assert not names_a_task(fold(text))
+    assert not UNSURE.assess(text).uncertain
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("zh→en: 怎样", True),
+        ('input_text="x"\ntask=t', True),
+        ("make it sound polite: hi", True),
+        ("the flow of the essay feels off", True),
+        ("the flow chart is wrong", False),
+        ("how do i make bread", False),
+        ("\ud800 translate", True),  # a lone surrogate: read with re
+    ],
+)
+def test_a_task_is_named_by_its_word_a_language_an_arrow_or_a_field(text: str, named: bool) -> None:
+    assert names_a_task(text) is named
+
+
+def test_re2_and_re_read_the_same_tasks() -> None:
+    texts = [fold(r["prompt"]) for s in written_sets() for r in s["rows"]]
+    if frame_model._TASK_RE2 is None and not IN_CI:
+        pytest.skip("google-re2 is not installed (a dependency where it has wheels)")
+    assert frame_model._TASK_RE2 is not None
+    differ = [
+        t
+        for t in texts
+        if (frame_model._TASK_RE2.search(t) is None) != (frame_model._TASK.search(t) is None)
+    ]
+    assert differ == []
+
+
+@pytest.mark.parametrize(("name", "most"), [("ordinary_a", 12), ("ordinary_b", 8)])
+def test_ordinary_chat_prompts_are_rarely_handed_to_the_judge(name: str, most: int) -> None:
+    """Ordinary prompts of chat users, 400 a set (follow-up lines, pasted text and a question,
+    lists, the user's own text to edit, casual lines): none flagged; uncertain with the model
+    11 and 7 (3 and 1 by the rules alone; ordinary_b, held out, 31 without the task gate)."""
+    rows = written_rows(name)
+    assert len(rows) == 400
+    prompts = [r["prompt"] for r in rows]
+    assert not any(f.attack for f in make().assess_many(prompts))
+    assert sum(f.uncertain for f in UNSURE.assess_many(prompts)) <= most
 
 
 def test_the_shipped_model_says_what_it_was_trained_on() -> None:
