@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from sidecar.checks.attack_model import model_text
 from sidecar.checks.base import CheckContext
 from sidecar.checks.refusal_text import fold
 from sidecar.events import Event
-from tests.checks.test_attack_frames import NOT_FRAMED
+from tests.checks.test_attack_frames import NOT_FRAMED, assert_frames_found, found_by_kind
 from tests.conftest import IN_CI
 from tools import train_frames
 from tools.written_prompts import written_rows, written_sets
@@ -109,16 +108,6 @@ def test_the_rules_near_misses_are_mostly_left_alone() -> None:
     assert len(added) <= 6
 
 
-def _uncertain_by_kind(rows: list[dict[str, Any]]) -> tuple[Counter[str], Counter[str]]:
-    found = UNSURE.assess_many([r["prompt"] for r in rows])
-    hit: Counter[str] = Counter()
-    total: Counter[str] = Counter()
-    for row, f in zip(rows, found, strict=True):
-        total[row["kind"]] += 1
-        hit[row["kind"]] += f.uncertain or f.attack
-    return hit, total
-
-
 @pytest.mark.parametrize(
     ("name", "requests", "not_requests", "unframed"),
     [
@@ -136,12 +125,11 @@ def _uncertain_by_kind(rows: list[dict[str, Any]]) -> tuple[Counter[str], Counte
 def test_the_held_out_frames_are_found(
     name: str, requests: float, not_requests: float, unframed: int
 ) -> None:
-    hit, total = _uncertain_by_kind(written_rows(name))
-    asked = total["framed_harmful"] + total["framed_benign_request"]
-    assert hit["framed_harmful"] + hit["framed_benign_request"] >= requests * asked
-    assert hit["framed_harmful"] >= requests * total["framed_harmful"]
-    assert hit["framed_not_request"] <= not_requests * total["framed_not_request"]
-    assert hit["unframed"] <= unframed
+    found, total = found_by_kind(
+        name, lambda prompts: [f.uncertain or f.attack for f in UNSURE.assess_many(prompts)]
+    )
+    assert_frames_found(found, total, requests, not_requests, unframed)
+    assert found["framed_harmful"] >= requests * total["framed_harmful"]
 
 
 def test_the_held_out_near_misses_gain_no_judge_call() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -310,14 +311,28 @@ def test_worst_inputs_are_read_in_bounded_time(text: str) -> None:
     assert time.perf_counter() - start < 1.0
 
 
-def _framed_by_kind(name: str) -> tuple[Counter[str], Counter[str]]:
+def found_by_kind(
+    name: str, read: Callable[[list[str]], list[bool]]
+) -> tuple[Counter[str], Counter[str]]:
+    """Of a written set, per kind of row: how many ``read`` finds, and how many there are."""
     rows = written_rows(name)
     found: Counter[str] = Counter()
     total: Counter[str] = Counter()
-    for row in rows:
+    for row, hit in zip(rows, read([r["prompt"] for r in rows]), strict=True):
         total[row["kind"]] += 1
-        found[row["kind"]] += framed(row["prompt"])
+        found[row["kind"]] += hit
     return found, total
+
+
+def assert_frames_found(
+    found: Counter[str], total: Counter[str], requests: float, not_requests: float, unframed: int
+) -> None:
+    """At least ``requests`` of the framed requests found, at most ``not_requests`` of the
+    texts that are not requests and ``unframed`` ordinary prompts."""
+    asked = total["framed_harmful"] + total["framed_benign_request"]
+    assert found["framed_harmful"] + found["framed_benign_request"] >= requests * asked
+    assert found["framed_not_request"] <= not_requests * total["framed_not_request"]
+    assert found["unframed"] <= unframed
 
 
 @pytest.mark.parametrize(
@@ -347,8 +362,5 @@ def _framed_by_kind(name: str) -> tuple[Counter[str], Counter[str]]:
 def test_the_reader_holds_on_the_written_frames(
     name: str, requests: float, not_requests: float, unframed: int
 ) -> None:
-    found, total = _framed_by_kind(name)
-    asked = total["framed_harmful"] + total["framed_benign_request"]
-    assert found["framed_harmful"] + found["framed_benign_request"] >= requests * asked
-    assert found["framed_not_request"] <= not_requests * total["framed_not_request"]
-    assert found["unframed"] <= unframed
+    found, total = found_by_kind(name, lambda prompts: [framed(p) for p in prompts])
+    assert_frames_found(found, total, requests, not_requests, unframed)
