@@ -142,8 +142,11 @@ def lowest(scores: Sequence[float], rows: Sequence[Row], budget: float) -> float
 
 
 def _odd_tail(text: str) -> str | None:
-    """The tail the suffix signal would score, if the text has one."""
-    odd, tail = _suffix(text)
+    """The tail the suffix signal would score, if the text has one, its brackets aside: the
+    threshold is chosen on every tail of odd tokens, as it was before the signal also asked
+    for a bracket left unmatched (with that, 4 of 7,427 benign training prompts have a tail
+    to score, and no threshold is told from another)."""
+    odd, tail = _suffix(text, unbalanced=0)
     return tail[-SUFFIX_LM_CHARS:] if odd else None
 
 

@@ -1684,11 +1684,11 @@ def _ascii_cased(text: str) -> bool:
 _LETTER_AGAINST_OTHER = re.compile(r"[A-Za-z][^\x00-\x7f]|[^\x00-\x7f][A-Za-z]")
 
 
-def _suffix(original: str) -> tuple[int, str]:
+def _suffix(original: str, unbalanced: int | None = None) -> tuple[int, str]:
     """How many of the last :data:`SUFFIX_TOKENS` tokens are :func:`_odd`, and those tokens
     joined (0 and "" for text with code or markup in it, too short to have a suffix, with
-    fewer than :data:`SUFFIX_LM_ODD` odd tokens, or whose tokens close every bracket they
-    open: see :data:`SUFFIX_UNBALANCED`)."""
+    fewer than :data:`SUFFIX_LM_ODD` odd tokens, or whose tokens leave fewer than
+    ``unbalanced`` brackets unmatched: by default :data:`SUFFIX_UNBALANCED`)."""
     parts = original[-SUFFIX_TOKENS * 30 :].rsplit(None, SUFFIX_TOKENS)
     if len(parts) <= SUFFIX_TOKENS // 2:
         return 0, ""
@@ -1699,7 +1699,8 @@ def _suffix(original: str) -> tuple[int, str]:
     ):
         return 0, ""  # each odd token holds one of these: too few to count
     odd = sum(map(_odd, tokens))
-    if odd < SUFFIX_LM_ODD or _unbalanced(tail) < SUFFIX_UNBALANCED:
+    need = SUFFIX_UNBALANCED if unbalanced is None else unbalanced
+    if odd < SUFFIX_LM_ODD or (need and _unbalanced(tail) < need):
         return 0, ""
     lowered = original.lower()
     if any(c in lowered for c in _CODE) or _maths(original):

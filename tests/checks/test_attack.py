@@ -489,6 +489,10 @@ def test_a_tail_that_closes_every_bracket_it_opens_is_no_suffix(
     enough to be a cue but for that."""
     assert not [s for s in signals(text, fold(text)) if s.technique == "adversarial_suffix"]
     assert not make().assess(text).attack
+    # the tail model's trainer still samples such a tail to choose its threshold
+    from tools.train_attack import _odd_tail
+
+    assert attack_signals._suffix(text) == (0, "") and _odd_tail(text)
     monkeypatch.setattr(attack_signals, "SUFFIX_UNBALANCED", 0)
     assert [s for s in signals(text, fold(text)) if s.technique == "adversarial_suffix"]
 
