@@ -150,3 +150,36 @@ def test_a_long_system_prompt_against_a_long_response_is_read_in_part_in_bounded
     whole = check(short.response or "", short)
     assert whole.detail is not None and "size bound" not in whole.detail
     assert whole.value == 1.0
+
+
+@pytest.mark.parametrize("alphabet", ["acgt", "0123456789abcdef"])
+def test_a_long_run_without_blanks_in_a_system_prompt_is_read_in_pieces(alphabet: str) -> None:
+    # one 10 KB "word" was one segment: partial_ratio against 200 KB took 15 s (a 20 KB DNA
+    # sequence against 50 KB: 134 s); segments are now cut at SEGMENT_MAX characters
+    from sidecar.checks.leakage import SEGMENT_MAX, PromptLeakage, PromptLeakageParams, segments
+    from sidecar.events import Event
+
+    rng = random.Random(7)
+    blob = "".join(rng.choice(alphabet) for _ in range(20_000))
+    system = f"Reference:\n{blob}\nAnswer questions about it."
+    response = "\n".join("".join(rng.choice(alphabet) for _ in range(70)) for _ in range(700))
+    assert max(weight for _, weight in segments(system)) <= SEGMENT_MAX
+    check = PromptLeakage(PromptLeakageParams(), CheckContext())
+    event = Event(id="e", prompt="x", response=response, system_prompt=system)
+    assert _timed(lambda: check(response, event)) < BOUND
+    leaked = Event(id="e", prompt="x", response=blob[:5_000], system_prompt=system)
+    assert check(blob[:5_000], leaked).value > 0.2  # the pieces still match what leaked
+
+
+def test_a_padded_response_does_not_hide_the_end_of_an_ordinary_system_prompt() -> None:
+    # the bound reads a system prompt's first segments only; a prompt of 8 KB is read whole
+    # against a response padded to 200 KB
+    from sidecar.checks.leakage import PromptLeakage, PromptLeakageParams
+    from sidecar.events import Event
+
+    system = _prose(8_000, 3) + " The vault phrase is amber falcon seventeen."
+    response = "ok " * 70_000 + system[4_000:]
+    event = Event(id="e", prompt="x", response=response, system_prompt=system)
+    result = PromptLeakage(PromptLeakageParams(), CheckContext())(response, event)
+    assert result.detail is not None and "size bound" not in result.detail
+    assert isinstance(result.value, float) and result.value > 0.4
