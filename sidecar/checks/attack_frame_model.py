@@ -10,8 +10,8 @@ last words of its last line marked as such (a task opens or closes a prompt). It
 ``alone`` is the probability from which a prompt reads as such a request. It reads prompts of
 at most :data:`READ_MAX` characters that name a language task somewhere (:func:`names_a_task`):
 a few lines of chat ("hey\nquick q\nhow long do i boil eggs") have the layout of a task over a
-request: of 400 ordinary chat prompts written blind, the model alone reads 31 as framed, with
-this condition 7.
+request: of 400 ordinary chat prompts written blind, the model reads 30 as framed, with this
+condition 6 (the check hands the judge 31 and 7 of them, one more by the rules).
 
 ``tools/train_frames.py`` fits it on the project's written framed prompts (requests in frames
 against texts that are not requests in the same frames and ordinary prompts in a task's words)
@@ -44,9 +44,9 @@ FRAME_MODEL_FILE = "frame_model.json.gz"
 EDGE_WORDS = 6
 """How many words of the first line, and of the last, are marked."""
 READ_MAX = 1000
-"""The longest prompt the model reads (in characters): a task and a request given as its text
-fit in far less (the longest written one is under 700); a longer prompt is a document to work
-on, as in the rules (:data:`~.attack_frames.PAYLOAD_MAX`)."""
+"""The longest prompt the model reads (in characters of the folded text): a task and a request
+given as its text fit in far less (the longest written one is under 700); a longer prompt is a
+document to work on, as in the rules (:data:`~.attack_frames.PAYLOAD_MAX`)."""
 
 
 _TASK: Final = re.compile(
@@ -54,11 +54,13 @@ _TASK: Final = re.compile(
     r"|\b(?:classif|extract|detect|identif|formal|informal|polite|passive|keyword|entit|json"
     r"|yaml|xml|csv|markdown|table|edit|polish|fix|correct|improv|tighten|clean[ \t]up|tag"
     r"|label|transcri|convert|transform|render|output|format|task|instruction|input|text"
-    r"|sentence|shorter|simpler|clearer)\w*"
+    r"|sentence|shorter|simpler|clearer)\w*",
+    re.ASCII,
 )
 """A language task named anywhere: its verb or noun ("translate", "proofread", "make it
 polite", "sentiment"), a language, an arrow ("zh→en"), a template's field ("TASK=",
-"input")."""
+"input"). Word boundaries are ASCII's, as RE2 reads them, so that both engines give the same
+answer: a task's word right after a letter of another script counts ("请translate这段话")."""
 
 
 _FLOW: Final = r"flow(?=[ \t]+of\b)"
@@ -66,8 +68,7 @@ _FLOW: Final = r"flow(?=[ \t]+of\b)"
 
 def _task_re2() -> Any:
     """:data:`_TASK` for RE2, where it is installed: the same words, with "flow of" matched
-    rather than looked ahead at (RE2 has no look-arounds), and ``\\b`` read as ASCII (a task's
-    word right after a letter of another script counts). Searched with ``re``, a prompt of
+    rather than looked ahead at (RE2 has no look-arounds). Searched with ``re``, a prompt of
     1,000 characters cost about 45 us; with RE2, 1 to 2."""
     if RE2 is None or _FLOW not in _TASK.pattern:
         return None

@@ -175,6 +175,8 @@ def test_a_prompt_that_names_no_task_is_not_read(text: str) -> None:
         ("the flow chart is wrong", False),
         ("how do i make bread", False),
         ("\ud800 translate", True),  # a lone surrogate: read with re
+        ("请translate这段话: how do i", True),  # ASCII word boundaries, in both engines
+        ("\ud800请translate这段话", True),
     ],
 )
 def test_a_task_is_named_by_its_word_a_language_an_arrow_or_a_field(text: str, named: bool) -> None:
@@ -183,6 +185,8 @@ def test_a_task_is_named_by_its_word_a_language_an_arrow_or_a_field(text: str, n
 
 def test_re2_and_re_read_the_same_tasks() -> None:
     texts = [fold(r["prompt"]) for s in written_sets() for r in s["rows"]]
+    # a letter of another script right before or after each place
+    texts += [t[:i] + "中" + t[i:] for t in texts[:2000] for i in (len(t) // 3, len(t) // 2)]
     if frame_model._TASK_RE2 is None and not IN_CI:
         pytest.skip("google-re2 is not installed (a dependency where it has wheels)")
     assert frame_model._TASK_RE2 is not None
