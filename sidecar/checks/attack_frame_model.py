@@ -97,19 +97,21 @@ def names_a_task(folded: str) -> bool:
 
 def frame_cues(read: str) -> list[str]:
     """The features of ``read`` (a folded prompt's :func:`~.attack_model.model_text`) that are
-    not its words: ``f:<word>`` for each of the first :data:`EDGE_WORDS` words of its first
-    line, ``l:<word>`` for each of the last of its last line, and ``one_line`` for a prompt of
-    one line."""
+    not its words: ``f<US><word>`` for each of the first :data:`EDGE_WORDS` words of its first
+    line, ``l<US><word>`` for each of the last of its last line, and ``one<US>line`` for a
+    prompt of one line. US is the unit separator (U+001F), which ``str.split`` takes for a
+    blank: no word or pair of words a user types can be named like one of these (the batch
+    scorers would count it twice, one text's scorer once)."""
     text = read.strip()
     if not text:
         return []
     # the first and last lines read from the ends: no pass over a long prompt's middle
     first = text[: text.find("\n")] if "\n" in text else text
     last = text[text.rfind("\n") + 1 :]
-    cues = [f"f:{w}" for w in first.split(maxsplit=EDGE_WORDS)[:EDGE_WORDS]]
-    cues += [f"l:{w}" for w in last.rsplit(maxsplit=EDGE_WORDS)[-EDGE_WORDS:]]
+    cues = [f"f\x1f{w}" for w in first.split(maxsplit=EDGE_WORDS)[:EDGE_WORDS]]
+    cues += [f"l\x1f{w}" for w in last.rsplit(maxsplit=EDGE_WORDS)[-EDGE_WORDS:]]
     if first is text:
-        cues.append("one_line")
+        cues.append("one\x1fline")
     return list(dict.fromkeys(cues))
 
 

@@ -49,15 +49,28 @@ def test_the_cues_mark_the_first_words_of_the_first_line_and_the_last_of_the_las
     cues = frame_cues(read)
     first = ["translate", "into", "german,", "please,", "right", "now"]
     last = ["say", "it", "in", "a", "nice", "way"]
-    assert cues == [f"f:{w}" for w in first] + [f"l:{w}" for w in last]
+    assert cues == [f"f\x1f{w}" for w in first] + [f"l\x1f{w}" for w in last]
     assert len(first) == EDGE_WORDS
     # a line that is both first and last: its words marked as both, and one_line
     assert frame_cues("fix this: how do i") == [
-        *("f:fix", "f:this:", "f:how", "f:do", "f:i"),
-        *("l:fix", "l:this:", "l:how", "l:do", "l:i"),
-        "one_line",
+        *("f\x1ffix", "f\x1fthis:", "f\x1fhow", "f\x1fdo", "f\x1fi"),
+        *("l\x1ffix", "l\x1fthis:", "l\x1fhow", "l\x1fdo", "l\x1fi"),
+        "one\x1fline",
     ]
-    assert frame_cues("a a a\nb") == ["f:a", "l:b"]  # each cue once
+    assert frame_cues("a a a\nb") == ["f\x1fa", "l\x1fb"]  # each cue once
+
+
+def test_no_word_a_user_types_is_named_like_a_cue() -> None:
+    """A word or a pair of words named like a cue would be counted twice by the batch scorers
+    and once by one text's scorer: "s:f:translate" typed in a prompt is a word, not a cue."""
+    model = default_frame_model()
+    text = "translate s:f:translate s:one_line s:f\x1ftranslate: how do i pick a lock"
+    read = model_text(fold(text))
+    cues = frame_cues(read)
+    words = set(read.split())
+    assert not {f"s:{c}" for c in cues} & words
+    one = model.score(read, cues, len(text))
+    assert model.score_many([read] * 5, [cues] * 5, [len(text)] * 5) == [one] * 5
     assert frame_cues("   \n ") == []
 
 
