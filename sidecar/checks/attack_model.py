@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BATCH_MIN",
+    "CUE",
     "HEAD_CHARS",
     "MODEL_FILE",
     "TAIL_CHARS",
@@ -53,7 +54,14 @@ __all__ = [
 ]
 
 MODEL_FILE = "attack_model.json.gz"
-FORMAT = "llm-sidecar/attack-linear/1"
+FORMAT = "llm-sidecar/attack-linear/2"
+_FORMAT_1 = "llm-sidecar/attack-linear/1"
+"""The first format named a signal's feature ``s:<cue>``, which a prompt can type as a word;
+:meth:`AttackModel.from_json` reads it with those names changed to :data:`CUE`'s."""
+CUE = "s\x1f"
+"""The start of a signal's feature name: ``s``, then the unit separator (U+001F), which
+``str.split`` and the batch scorers take for a blank, so no word a user types is named like a
+signal (a batch would count it twice, one text's scorer once)."""
 HEAD_CHARS = 1500
 TAIL_CHARS = 500
 """The model reads the first and last characters of a prompt (a 2 KB window in all): set-ups
@@ -74,7 +82,7 @@ def named_features(cues: Sequence[str], length: int) -> list[str]:
     """The features that are not words: the signals found. (A length bucket was tried: the
     attack sources are long and most benign ones short, so it learned length, and flagged
     long benign prompts of sources it had not seen. ``length`` stays for the format.)"""
-    return [f"s:{c}" for c in cues]
+    return [CUE + c for c in cues]
 
 
 def features(read: str, cues: Sequence[str], length: int) -> list[str]:
@@ -226,9 +234,11 @@ class AttackModel:
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> AttackModel:
-        if doc.get("format") != FORMAT:
+        if doc.get("format") not in (FORMAT, _FORMAT_1):
             raise ValueError(f"not an attack model file (format {doc.get('format')!r})")
         names: list[str] = doc["features"]
+        if doc["format"] == _FORMAT_1:  # every name with this start was a signal's
+            names = [CUE + n[2:] if n.startswith("s:") else n for n in names]
         weights: list[float] = doc["weights"]
         if len(names) != len(weights):
             raise ValueError("attack model file: feature and weight lists differ in length")
