@@ -86,8 +86,8 @@ class Finding(NamedTuple):
 NOT_AN_ATTACK = Finding(False, (), None, 0.0)
 UNCERTAIN_FLOOR = 0.2
 """Below this model probability an unconfirmed cue is not uncertain: code and logs have odd
-tails the model rightly dismisses. Chosen on the real users' questions trained on (Arena-Hard):
-8 of 705 are uncertain from 0.2, 35 from 0."""
+tails the model rightly dismisses. On the real users' questions trained on (Arena-Hard), 3 of
+705 are uncertain from 0.2, 13 from 0."""
 
 
 class AttackParams(Params):
