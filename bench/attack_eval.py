@@ -16,7 +16,8 @@ precision, recall and false-positive rate of:
 
 then the pooled figures of the held-out sources (the targets: recall >= 0.90 on attacks,
 false-positive rate <= 0.02 on benign prompts), and the cost per event on 1 KB prompts, one
-by one and as the pipeline calls it on a batch. Nothing here chooses a threshold or a word.
+by one and as the pipeline calls it on a batch (on the data's mix, and on benign and attack
+prompts apart: live traffic is nearly all benign). Nothing here chooses a threshold or a word.
 
     python bench/attack_eval.py --data data/detectors [--cross]
 """
@@ -34,10 +35,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from sidecar.checks import attack_signals as signals_module  # noqa: E402
 from sidecar.checks.attack import AttackAttempt, AttackParams, Finding  # noqa: E402
-from sidecar.checks.attack_model import AttackModel, default_model  # noqa: E402
+from sidecar.checks.attack_model import AttackModel, default_model, model_text  # noqa: E402
 from sidecar.checks.base import CheckContext  # noqa: E402
-from sidecar.checks.refusal import Refusal, RefusalParams  # noqa: E402
+from sidecar.checks.refusal import Refusal, RefusalParams, fold  # noqa: E402
 from sidecar.events import Event  # noqa: E402
 from tools.confusion import Confusion  # noqa: E402
 from tools.train_attack import HELD_OUT, Row, fit, load  # noqa: E402
@@ -110,6 +112,36 @@ def cost(check: AttackAttempt | Refusal, texts: Sequence[str]) -> tuple[float, f
 
     n = len(texts)
     return best_of(single) / n * 1e6, best_of(batch) / n * 1e6
+
+
+def parts(texts: Sequence[str]) -> list[tuple[str, float]]:
+    """Where a batch's time goes: each part of the check timed on its own over ``texts``
+    (µs/text, best of 5). The parts are the module's own steps, so the names are private."""
+    folded = [fold(t) for t in texts]
+    maybe = [signals_module._MAYBE(f) for f in folded]
+    reads = [model_text(f) for f in folded]
+    cues = [
+        [s.cue for s in signals_module.signals(t, f)] for t, f in zip(texts, folded, strict=True)
+    ]
+    model = default_model()
+    steps = {
+        "folding": lambda: [fold(t) for t in texts],
+        "the RE2 pass (which patterns may occur)": lambda: [
+            signals_module._MAYBE(f) for f in folded
+        ],
+        "the searches around the triggers": lambda: [
+            signals_module._worded(f, {}, m) for f, m in zip(folded, maybe, strict=True)
+        ],
+        "encodings": lambda: [
+            signals_module._obfuscation(t, f, m)
+            for t, f, m in zip(texts, folded, maybe, strict=True)
+        ],
+        "the tail read for an optimised suffix": lambda: [signals_module._suffix(t) for t in texts],
+        "the model's pass over words and pairs": lambda: model.score_many(
+            reads, cues, [len(t) for t in texts]
+        ),
+    }
+    return [(name, best_of(run) / len(texts) * 1e6) for name, run in steps.items()]
 
 
 def techniques(data: Path, sources: set[str]) -> dict[tuple[str, str], str]:
@@ -238,7 +270,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     texts = one_kb(rows)
     # the cost of the default (uncertain off), and of uncertain on beside it
-    single, batch = cost(AttackAttempt(AttackParams(), CheckContext()), texts)
+    default = AttackAttempt(AttackParams(), CheckContext())
+    single, batch = cost(default, texts)
+    # live traffic is nearly all benign: its cost apart from the attacks'
+    _, benign_batch = cost(default, one_kb([r for r in rows if not r.attack]))
+    _, attack_batch = cost(default, one_kb([r for r in rows if r.attack]))
     _, unsure_batch = cost(check, texts)
     _, rules_batch = cost(rules, texts)
     sure_single, _ = cost(sure, texts)
@@ -253,10 +289,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"\ncost per event, {len(texts)} prompts of 1 KB (best of 5; load average {busy:.1f}):")
     print(f"   signals + model, one call each          {single:6.1f} us/event")
     print(f"   signals + model, a batch (prepare+call) {batch:6.1f} us/event")
+    print(f"     the same, 600 benign prompts of 1 KB  {benign_batch:6.1f} us/event")
+    print(f"     the same, 600 attack prompts of 1 KB  {attack_batch:6.1f} us/event")
     print(f"   the same with uncertain: true           {unsure_batch:6.1f} us/event")
     print(f"   the same without the frame model        {rules_batch:6.1f} us/event")
     print(f"   sure signals only, one call each        {sure_single:6.1f} us/event")
     print(f"   for scale: refusal, alone: model, batch {refusal_batch:6.1f} us/event")
+    print("   where a batch's time goes, each part alone (the data's mix):")
+    for name, us in parts([t + " " for t in texts]):
+        print(f"     {name:<39} {us:5.1f} us/text")
     print(f"{len(short)} benign prompts of 200 to 1,000 characters as they are, a batch:")
     print(f"   uncertain: true                         {short_unsure:6.1f} us/event")
     print(f"   uncertain: true, without the frame model {short_rules:5.1f} us/event")
