@@ -33,7 +33,7 @@ from ..events import Event
 from .attack_documents import passage_signals, unmarked_orders
 from .attack_frame_model import READ_MAX, default_frame_model, frame_cues, names_a_task
 from .attack_frames import framed_request
-from .attack_model import AttackModel, default_model, model_text
+from .attack_model import HEAD_CHARS, TAIL_CHARS, AttackModel, default_model, model_text
 from .attack_planted import planted_task
 from .attack_signals import (
     REQUEST_SUFFIX,
@@ -48,10 +48,12 @@ from .base import UNCERTAIN_PREFIX, Check, CheckContext, CheckResult, Params
 from .refusal_text import fold
 from .registry import register
 
-__all__ = ["LEARNED", "UNCERTAIN_FLOOR", "AttackAttempt", "AttackParams", "Finding"]
+__all__ = ["ALONE_MAX", "LEARNED", "UNCERTAIN_FLOOR", "AttackAttempt", "AttackParams", "Finding"]
 
 LEARNED = "learned"
 """The technique named when the model alone calls an attack."""
+ALONE_MAX = HEAD_CHARS + TAIL_CHARS
+"""The default of ``alone_max``: the longest prompt the model reads whole."""
 _ORDER = {t: i for i, t in enumerate((*TECHNIQUES, LEARNED))}
 FRAMED = "embedded_instruction"
 """The technique an uncertain detail names for a request given as a language task's text."""
@@ -101,6 +103,14 @@ class AttackParams(Params):
     """The model's probability from which an optimised suffix after a one-line request in
     plain words counts (``agree``, where that is lower): the shape of GCG's prompts, to which
     the model gives less than to other cues."""
+    alone_max: int = Field(default=ALONE_MAX, ge=1)
+    """The longest prompt (in characters, casefolded) on which the model alone calls an attack;
+    by default the longest it reads whole. Of a longer one it reads the head and the tail, and
+    the long prompts applications assemble from their rules and retrieved documents ("You are
+    ACME's assistant. Never ... Always answer only from the context ...") read to it like a
+    jailbreak template's rules. There it confirms cues, and with ``uncertain: true`` its
+    suspicion alone makes the prompt uncertain. A service with no such prompts can raise it
+    for the long templates with no signal in them."""
     signals_only: bool = False
     """Only sure signals call an attack (no model): fewest false positives, least recall."""
     frame: float | None = Field(default=None, ge=0.0, le=1.0)
@@ -209,7 +219,8 @@ class AttackAttempt(Check[AttackParams]):
             # (on the written passages it found no injection alone and flagged benign ones).
             alone = math.inf if documents else self.alone
             decided = [
-                self._decide(s, p, alone, unsure) for s, p in zip(found, scores, strict=True)
+                self._decide(s, p, alone if len(f) <= self.params.alone_max else math.inf, unsure)
+                for s, p, f in zip(found, scores, folded, strict=True)
             ]
         if unsure:
             decided = [_framed(f, text) for f, text in zip(decided, folded, strict=True)]

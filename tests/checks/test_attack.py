@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from sidecar.checks import attack_signals, get_check, refusal_model
 from sidecar.checks.attack import (
+    ALONE_MAX,
     LEARNED,
     UNCERTAIN_FLOOR,
     AttackAttempt,
@@ -355,6 +356,23 @@ def test_a_tail_after_an_object_in_json_is_code_not_a_suffix() -> None:
     odd_tails = {"unlikely_tail", "odd_tail"}
     assert odd_tails & {s.cue for s in signals(plain, fold(plain))}
     assert not odd_tails & {s.cue for s in signals(agent, fold(agent))}
+
+
+def test_the_model_alone_calls_no_attack_on_a_prompt_longer_than_it_reads_whole() -> None:
+    """Applications' long prompts (their rules, retrieved documents, the question, the format;
+    the written sets ``rag_a`` and ``rag_b``) read to the model like a template's rules: of
+    these 192, none is flagged, though the model alone would call 4 (``alone_max`` raised);
+    with ``uncertain: true`` those are for the judge."""
+    rows = written_rows("rag_a") + written_rows("rag_b")
+    prompts = [r["prompt"] for r in rows]
+    assert not any(r["attack"] for r in rows) and len(prompts) == 192
+    assert not any(f.attack for f in make().assess_many(prompts))
+    unbounded = make(alone_max=10**9).assess_many(prompts)
+    alone = [i for i, f in enumerate(unbounded) if f.techniques == (LEARNED,) and f.attack]
+    assert len(alone) >= 3
+    assert all(len(fold(prompts[i])) > ALONE_MAX for i in alone)
+    unsure = make(uncertain=True).assess_many([prompts[i] for i in alone])
+    assert all(f.uncertain and not f.attack for f in unsure)
 
 
 GCG_SHAPED = (
