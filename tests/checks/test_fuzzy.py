@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import random
 import time
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
 from rapidfuzz import fuzz
+from rapidfuzz.utils import default_process
 
 from sidecar.checks import CheckContext, get_check
 from sidecar.checks.base import CheckResult
-from sidecar.checks.fuzzy import FuzzyMatch, FuzzyParams
+from sidecar.checks.fuzzy import (
+    READ_MIN,
+    WORK_BOUND,
+    FuzzyMatch,
+    FuzzyParams,
+    text_bound,
+    work,
+)
 from sidecar.events import Event
 
 EV = Event(id="e1", response="r")
@@ -112,3 +121,56 @@ def test_huge_input_is_bounded(scorer: str) -> None:
     start = time.perf_counter()
     check(text, EV)
     assert time.perf_counter() - start < 1.0
+
+
+def _words(n: int, seed: int) -> str:
+    rng = random.Random(seed)
+    text = " ".join(f"w{rng.randrange(500)}" for _ in range(n // 3 + 1))
+    return text[:n]
+
+
+def test_the_text_bound_is_the_longest_text_within_the_work_bound() -> None:
+    for scorer, targets in [
+        ("partial_ratio", [_words(2000, 1)]),
+        ("partial_ratio", [_words(60, i) for i in range(1000)]),
+        ("WRatio", [_words(500, i) for i in range(20)]),
+        ("ratio", [_words(2000, i) for i in range(50)]),
+    ]:
+        bound = text_bound(scorer, targets)
+        assert bound is not None and bound >= READ_MIN
+        total = [sum(work(scorer, len(t), n) for t in targets) for n in (bound, bound + 1)]
+        assert total[0] <= WORK_BOUND < total[1], scorer
+    assert text_bound("token_set_ratio", [_words(2000, 1)] * 50) is None
+
+
+def test_a_long_target_slid_over_a_long_text_reads_its_start_and_says_so() -> None:
+    """One 2,000-character target, partial_ratio, 300 KB of text (about a second a target
+    before the bound): the text is read up to the bound, the score is the scorer's on that."""
+    target = _words(2000, 7)
+    text = _words(300_000, 8)
+    check = make(target=target, scorer="partial_ratio")
+    assert check.read_max is not None and READ_MIN <= check.read_max < len(text)
+    start = time.perf_counter()
+    result = check(text, EV)
+    assert time.perf_counter() - start < 2.0
+    read = default_process(text)[: check.read_max]
+    target = default_process(target)
+    assert result.value == pytest.approx(fuzz.partial_ratio(read, target) / 100)
+    assert result.detail is not None
+    assert result.detail.endswith(f"(first {check.read_max:,} characters read: size bound)")
+    # a text within the bound is read whole, its detail as before
+    short = text[:5000]
+    assert make(target=target, scorer="partial_ratio")(short, EV).detail == (
+        f"{fuzz.partial_ratio(default_process(short), target):.1f} vs target 0"
+    )
+
+
+@pytest.mark.parametrize(
+    ("scorer", "count"), [("partial_ratio", 50), ("WRatio", 5), ("ratio", 1000)]
+)
+def test_targets_that_leave_too_little_text_to_read_are_refused(scorer: str, count: int) -> None:
+    """50 targets of 2,000 characters slid over 20 KB took 8 s: such a rule does not load."""
+    targets = [_words(2000, i) for i in range(count)]
+    with pytest.raises(ValueError, match=f"{scorer} over {count} target"):
+        make(target=targets, scorer=scorer)
+    assert make(target=targets, scorer="token_set_ratio").read_max is None
