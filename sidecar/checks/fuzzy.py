@@ -10,15 +10,16 @@ best score found so far, which is faster still.
 By default both sides are preprocessed (lower-cased, non-alphanumerics turned to spaces,
 trimmed), so punctuation and case do not count as differences.
 
-Work is bounded per call. ``partial_ratio`` (and ``WRatio``, which uses it) slides a target
-over the text: its cost grows with the text's length times the target's length squared, and
-with the target's length cubed at the text's ends (one 2,000-character target against 2 KB
-took 0.15 s, 50 of them against 20 KB 8 s); ``ratio`` grows with the text's length times the
-target's. :func:`text_bound` gives, for the targets, the longest text read within
-:data:`WORK_BOUND` (about a quarter of a second); a longer text is read up to it and the
-detail says so. Targets that would leave less than :data:`READ_MIN` characters of text are
-refused when the rule loads. The token scorers read words, in time that grows with the text,
-and are not bounded.
+Work is bounded per call. ``partial_ratio`` slides a target over the text: its cost grows
+with the text's length times the target's length squared, and with the target's length cubed
+at the text's ends; ``WRatio`` runs it and more; ``ratio`` and the token scorers grow with the
+text's length times the target's. On a text nothing like the targets (another script, one
+letter repeated) nothing is cut short: one 2,000-character target against 100 KB of Chinese
+took 7 s with ``partial_ratio``, 20 s with ``WRatio``. :func:`work` models the worst case,
+:func:`text_bound` gives for the targets the longest text read within :data:`WORK_BOUND`
+(about a quarter of a second); a longer text is read up to it and the detail says so.
+Targets that would leave less than :data:`READ_MIN` characters of text are refused when the
+rule loads.
 
 Scorers, in short: ``ratio`` compares whole strings; ``partial_ratio`` finds the target
 inside a longer text (the usual choice for "does the answer mention X"); ``token_sort_ratio``
@@ -53,32 +54,31 @@ _SCORERS: dict[str, Callable[..., float]] = {
 
 MAX_TARGET_CHARS = 2_000
 MAX_TARGETS = 1_000
-WORK_BOUND = 5 * 10**9
-"""Units of :func:`work` one call may take: about a quarter of a second (one unit measured at
-40-60 ps on a 2-core VM, for targets of 60 to 2,000 characters)."""
+WORK_BOUND = 4 * 10**9
+"""Units of :func:`work` one call may take: about a quarter of a second (a unit is about
+60 ps on a 2-core VM)."""
 READ_MIN = 10_000
 """The fewest characters of text the targets must leave room to read (see the module)."""
-_SLIDING = frozenset({"partial_ratio", "WRatio"})
 
 
 def work(scorer: str, target: int, text: int) -> int:
-    """What comparing one target with one text costs, in units of :data:`WORK_BOUND` (both
-    lengths in characters, as compared): a sliding scorer's windows of the shorter over the
-    longer, and the windows at its ends; ``ratio``'s bit-parallel pass; nothing for the token
-    scorers (they read words)."""
+    """What comparing one target with one text may cost at worst, in units of
+    :data:`WORK_BOUND` (both lengths in characters, as compared), measured on texts nothing
+    like the target (Chinese, one letter repeated, random letters), which leave rapidfuzz
+    nothing to cut short: ``partial_ratio``'s windows of the shorter over the longer (1.2 ns
+    per character and 64 of the shorter's characters squared) and the windows at its ends;
+    twice that for ``WRatio``; a bit-parallel pass for ``ratio`` and the token scorers (up to
+    0.1 ns per character and 64 of the shorter's)."""
     short, long = min(target, text), max(target, text)
-    if scorer in _SLIDING:
-        return long * (64 + short * short // 64) + short**3 // 3
-    if scorer == "ratio":
-        return long * (64 + short)
-    return 0
+    if scorer == "partial_ratio":
+        return 20 * long * (64 + short * short // 64) + short**3 // 3
+    if scorer == "WRatio":
+        return 2 * work("partial_ratio", target, text)
+    return 2 * long * (64 + short)
 
 
-def text_bound(scorer: str, targets: list[str]) -> int | None:
-    """The longest text compared with all ``targets`` within :data:`WORK_BOUND` (None: any
-    text, the scorer is not bounded)."""
-    if scorer not in _SLIDING and scorer != "ratio":
-        return None
+def text_bound(scorer: str, targets: list[str]) -> int:
+    """The longest text compared with all ``targets`` within :data:`WORK_BOUND`."""
 
     def total(n: int) -> int:
         return sum(work(scorer, len(t), n) for t in targets)
@@ -136,21 +136,21 @@ class FuzzyMatch(Check[FuzzyParams]):
         self.scorer = _SCORERS[params.scorer]
         self.cutoff = params.threshold
         self.read_max = text_bound(params.scorer, self.targets)
-        if self.read_max is not None and self.read_max < READ_MIN:
+        if self.read_max < READ_MIN:
             longest = max(map(len, self.targets))
-            other = "token_set_ratio" if params.scorer == "ratio" else "ratio or token_set_ratio"
+            sliding = params.scorer in ("partial_ratio", "WRatio")
             raise ValueError(
                 f"{params.scorer} over {len(self.targets)} target(s), the longest "
-                f"{longest:,} characters, would read only {self.read_max:,} characters of a "
-                f"text in about a quarter of a second: give fewer or shorter targets, or use "
-                f"the {other} scorer"
+                f"{longest:,} characters, could read only {self.read_max:,} characters of a "
+                "text in about a quarter of a second: give fewer or shorter targets"
+                + (", or use the ratio or token_set_ratio scorer" if sliding else "")
             )
 
     def __call__(self, text: str, event: Event) -> CheckResult:
         query = default_process(text) if self.preprocess else text
         if not query:
             return CheckResult(0.0, "empty text")
-        if self.read_max is not None and len(query) > self.read_max:
+        if len(query) > self.read_max:
             found = self._compare(query[: self.read_max])
             note = f"first {self.read_max:,} characters read: size bound"
             return CheckResult(found.value, f"{found.detail} ({note})" if found.detail else note)
