@@ -48,12 +48,25 @@ from .base import UNCERTAIN_PREFIX, Check, CheckContext, CheckResult, Params
 from .refusal_text import fold
 from .registry import register
 
-__all__ = ["ALONE_MAX", "LEARNED", "UNCERTAIN_FLOOR", "AttackAttempt", "AttackParams", "Finding"]
+__all__ = [
+    "ALONE_LONG",
+    "LEARNED",
+    "LONG_CHARS",
+    "UNCERTAIN_FLOOR",
+    "AttackAttempt",
+    "AttackParams",
+    "Finding",
+]
 
 LEARNED = "learned"
 """The technique named when the model alone calls an attack."""
-ALONE_MAX = HEAD_CHARS + TAIL_CHARS
-"""The default of ``alone_max``: the longest prompt the model reads whole."""
+LONG_CHARS = HEAD_CHARS + TAIL_CHARS
+"""A prompt longer than this (casefolded, each run of blanks counted as one) is long: the
+model reads its head and its tail, not the whole of it."""
+ALONE_LONG = 0.95
+"""The default of ``alone_long``. Chosen on the written sets ``rag_a`` and ``rag_b`` (the
+model gives their long benign prompts at most 0.94) and the training sources (it gives the
+long jailbreak templates with no signal in them 0.97 and more)."""
 _ORDER = {t: i for i, t in enumerate((*TECHNIQUES, LEARNED))}
 FRAMED = "embedded_instruction"
 """The technique an uncertain detail names for a request given as a language task's text."""
@@ -103,14 +116,15 @@ class AttackParams(Params):
     """The model's probability from which an optimised suffix after a one-line request in
     plain words counts (``agree``, where that is lower): the shape of GCG's prompts, to which
     the model gives less than to other cues."""
-    alone_max: int = Field(default=ALONE_MAX, ge=1)
-    """The longest prompt (in characters, casefolded) on which the model alone calls an attack;
-    by default the longest it reads whole. Of a longer one it reads the head and the tail, and
-    the long prompts applications assemble from their rules and retrieved documents ("You are
-    ACME's assistant. Never ... Always answer only from the context ...") read to it like a
-    jailbreak template's rules. There it confirms cues, and with ``uncertain: true`` its
-    suspicion alone makes the prompt uncertain. A service with no such prompts can raise it
-    for the long templates with no signal in them."""
+    alone_long: float = Field(default=ALONE_LONG, ge=0.0, le=1.0)
+    """The model's probability from which it calls an attack alone on a long prompt (longer than
+    :data:`LONG_CHARS`, which it does not read whole), or ``alone`` where that is higher. The
+    long prompts applications assemble from their rules and retrieved documents ("You are
+    ACME's assistant. Never ... Always answer only from the context ...") read to the model
+    like a jailbreak template's rules; between ``alone`` and this, such a prompt is uncertain
+    with ``uncertain: true``. Blanks do not make a prompt long, but any text does: a template
+    with no signal in it, padded with a few KB of unrelated prose, is called from this
+    probability only."""
     signals_only: bool = False
     """Only sure signals call an attack (no model): fewest false positives, least recall."""
     frame: float | None = Field(default=None, ge=0.0, le=1.0)
@@ -218,8 +232,9 @@ class AttackAttempt(Check[AttackParams]):
             # The model learned prompts: on a passage it confirms cues but calls nothing alone
             # (on the written passages it found no injection alone and flagged benign ones).
             alone = math.inf if documents else self.alone
+            alone_long = max(alone, self.params.alone_long)
             decided = [
-                self._decide(s, p, alone if len(f) <= self.params.alone_max else math.inf, unsure)
+                self._decide(s, p, alone_long if _long(f) else alone, unsure)
                 for s, p, f in zip(found, scores, folded, strict=True)
             ]
         if unsure:
@@ -312,6 +327,11 @@ def _framed(found: Finding, folded: str) -> Finding:
         return found
     cues = tuple(sorted({*found.techniques, technique}, key=_ORDER.__getitem__))
     return Finding(False, cues, None, found.p, uncertain=True)
+
+
+def _long(folded: str) -> bool:
+    """Whether a prompt is longer than :data:`LONG_CHARS`, its runs of blanks counted as one."""
+    return len(folded) > LONG_CHARS and len(" ".join(folded.split())) > LONG_CHARS
 
 
 def _joined(text: str, passages: Sequence[str]) -> bool:

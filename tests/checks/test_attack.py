@@ -20,8 +20,9 @@ from hypothesis import strategies as st
 
 from sidecar.checks import attack_signals, get_check, refusal_model
 from sidecar.checks.attack import (
-    ALONE_MAX,
+    ALONE_LONG,
     LEARNED,
+    LONG_CHARS,
     UNCERTAIN_FLOOR,
     AttackAttempt,
     AttackParams,
@@ -358,32 +359,55 @@ def test_a_tail_after_an_object_in_json_is_code_not_a_suffix() -> None:
     assert not odd_tails & {s.cue for s in signals(agent, fold(agent))}
 
 
-def test_the_model_alone_calls_no_attack_on_a_prompt_longer_than_it_reads_whole() -> None:
+def test_the_model_alone_needs_more_on_a_prompt_longer_than_it_reads_whole() -> None:
+    """From :data:`LONG_CHARS` (runs of blanks counted once) the model alone calls an attack
+    from ``alone_long``, or ``alone`` where that is higher; between them the prompt is
+    uncertain with ``uncertain: true``."""
+    fair = AttackModel({"zork": 12.0}, -10.0, alone=0.67, agree=0.5)  # p = 0.88
+    sure = AttackModel({"zork": 14.0}, -10.0, alone=0.67, agree=0.5)  # p = 0.98
+
+    def found(model: AttackModel, text: str, **params: Any) -> Any:
+        return AttackAttempt(AttackParams(**params), CheckContext(), model=model).assess(text)
+
+    short = "Please zork the widget."
+    padded = short + " " * 5000 + "\n" * 100  # blanks do not make it long
+    long = short + " filler" * 400
+    assert len(fold(long)) > LONG_CHARS
+    assert found(fair, short).attack and found(fair, padded).attack
+    assert not found(fair, long).attack
+    assert found(fair, long, uncertain=True).uncertain
+    assert found(fair, long, alone_long=0.8).attack
+    assert found(sure, long).attack and found(sure, long).techniques == (LEARNED,)
+    assert not found(sure, long, alone=0.99).attack  # alone above alone_long counts
+    assert AttackParams().alone_long == ALONE_LONG
+
+
+def test_long_application_prompts_are_not_flagged_by_the_model_alone() -> None:
     """Applications' long prompts (their rules, retrieved documents, the question, the format;
     the written sets ``rag_a`` and ``rag_b``) read to the model like a template's rules: of
-    these 192, none is flagged, though the model alone would call 4 (``alone_max`` raised);
-    with ``uncertain: true`` those are for the judge."""
+    these 192 none is flagged, where with ``alone_long`` at ``alone`` the model alone would
+    call 4, all long; with ``uncertain: true`` those are for the judge."""
     rows = written_rows("rag_a") + written_rows("rag_b")
     prompts = [r["prompt"] for r in rows]
     assert not any(r["attack"] for r in rows) and len(prompts) == 192
     assert not any(f.attack for f in make().assess_many(prompts))
-    unbounded = make(alone_max=10**9).assess_many(prompts)
+    unbounded = make(alone_long=0.0).assess_many(prompts)
     alone = [i for i, f in enumerate(unbounded) if f.techniques == (LEARNED,) and f.attack]
     assert len(alone) >= 3
-    assert all(len(fold(prompts[i])) > ALONE_MAX for i in alone)
+    assert all(len(fold(prompts[i])) > LONG_CHARS for i in alone)
     unsure = make(uncertain=True).assess_many([prompts[i] for i in alone])
     assert all(f.uncertain and not f.attack for f in unsure)
 
 
 def test_long_application_prompts_of_a_writer_never_read_are_rarely_flagged() -> None:
     """``rag_c`` (held out, by a third writer): 96 prompts as retrieval and agent applications
-    assemble them; 1 is flagged (an instruction override in a clinical reference), 8 are
-    uncertain."""
+    assemble them; 2 are flagged (an instruction override in a clinical reference, and one the
+    model alone gives 0.97), 7 are uncertain."""
     rows = written_rows("rag_c")
     prompts = [r["prompt"] for r in rows]
     assert not any(r["attack"] for r in rows) and len(prompts) == 96
-    assert sum(f.attack for f in make().assess_many(prompts)) <= 1
-    assert sum(f.uncertain for f in make(uncertain=True).assess_many(prompts)) <= 8
+    assert sum(f.attack for f in make().assess_many(prompts)) <= 2
+    assert sum(f.uncertain for f in make(uncertain=True).assess_many(prompts)) <= 7
 
 
 GCG_SHAPED = (
