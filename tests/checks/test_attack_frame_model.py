@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from sidecar.checks.attack_frame_model import (
     frame_cues,
     names_a_task,
 )
-from sidecar.checks.attack_model import model_text
+from sidecar.checks.attack_model import model_text, named_features
 from sidecar.checks.base import CheckContext
 from sidecar.checks.refusal_text import fold
 from sidecar.events import Event
@@ -68,7 +69,10 @@ def test_no_word_a_user_types_is_named_like_a_cue() -> None:
     read = model_text(fold(text))
     cues = frame_cues(read)
     words = set(read.split())
-    assert not {f"s:{c}" for c in cues} & words
+    words |= {" ".join(pair) for pair in itertools.pairwise(read.split())}
+    named = set(named_features(cues, len(text)))
+    assert named & set(model.weights) and not named & words
+    assert any(c.startswith("f\x1f") for c in cues) and "one\x1fline" in cues
     one = model.score(read, cues, len(text))
     assert model.score_many([read] * 5, [cues] * 5, [len(text)] * 5) == [one] * 5
     assert frame_cues("   \n ") == []
