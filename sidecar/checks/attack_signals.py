@@ -1551,9 +1551,10 @@ _CODE = (
 """Marks of code or markup, which are made of odd tokens too: such text is not read."""
 _JSON_KEY = re.compile(r'\{\s*"[^"\n]{1,40}"\s*:')
 """An object with a key in JSON (or a map literal in code): an agent's tool calls and results,
-a config pasted. A prompt that holds one is code, whose tail is not read for a suffix (no
-optimised suffix of the bench's sources holds one). Read in :func:`signals`, not in
-:func:`_suffix`, whose tails the tail model's trainer samples as they were."""
+a config pasted. A tail that holds one is code, not an optimised suffix (no suffix of the
+bench's sources holds one); an object before the tail (a reply asked for in JSON) does not
+hide a suffix after it. Read in :func:`signals`, not in :func:`_suffix`, whose tails the tail
+model's trainer samples as they were."""
 _MATH = re.compile(
     r"\\(?:frac|dfrac|sqrt|cdot|times|left|right|mathbf|mathrm|mathbb|sum|int|leq?|geq?|neq|pm|pi|alpha|beta|theta|lambda|infty|ldots|cdots|begin|end|vec|hat|bar|partial|det|log|ln|sin|cos|leqslant|geqslant|text|operatorname)\b"
 )
@@ -1910,7 +1911,7 @@ def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal
     elif kind is not None:
         found[kind] = Signal("obfuscation", True, kind)
     odd, tail = (0, "") if passage else _suffix(original)
-    if odd and _JSON_KEY.search(original) is not None:
+    if odd and _JSON_KEY.search(tail) is not None:
         odd, tail = 0, ""  # code: an agent's tool calls, a config
     if odd and default_tail_model().unlikely(tail[-SUFFIX_LM_CHARS:]):
         found["unlikely_tail"] = Signal("adversarial_suffix", False, "unlikely_tail")
