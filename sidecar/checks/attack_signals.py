@@ -1695,7 +1695,8 @@ def _suffix(original: str, unbalanced: int | None = None) -> tuple[int, str]:
     joined (0 and "" for text with code or markup in it, too short to have a suffix, with
     fewer than :data:`SUFFIX_LM_ODD` odd tokens, or whose tokens leave fewer than
     ``unbalanced`` brackets unmatched: by default :data:`SUFFIX_UNBALANCED`)."""
-    parts = original[-SUFFIX_TOKENS * 30 :].rsplit(None, SUFFIX_TOKENS)
+    # the last tokens, blanks after them aside (a run of them must not hide a suffix)
+    parts = original.rstrip()[-SUFFIX_TOKENS * 30 :].rsplit(None, SUFFIX_TOKENS)
     if len(parts) <= SUFFIX_TOKENS // 2:
         return 0, ""
     tokens = parts[-SUFFIX_TOKENS:]

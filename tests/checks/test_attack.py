@@ -431,6 +431,16 @@ shipped ``agree``)."""
 
 
 @pytest.mark.parametrize("text", GCG_SHAPED)
+def test_blanks_after_a_suffix_do_not_hide_it(text: str) -> None:
+    """The tail is read from the last token, not the last character: a run of blanks after an
+    optimised suffix (600 of them filled the window the tail was read in) hides nothing."""
+    found = make().assess(text)
+    for padded in (text + " " * 1000, text + "\n" * 700, text + " \t\n" * 5000):
+        again = make().assess(padded)
+        assert again.attack and again.techniques == found.techniques
+
+
+@pytest.mark.parametrize("text", GCG_SHAPED)
 def test_a_plain_request_with_a_suffix_after_it_needs_less_of_the_model(text: str) -> None:
     """The suffix cue after a one-line request in plain words counts from a lower
     probability than other cues; the same tail with a line break before it, or after a text
