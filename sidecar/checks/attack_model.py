@@ -72,10 +72,14 @@ BATCH_MIN = 4
 
 
 def model_text(folded: str) -> str:
-    """What the model reads of a casefolded prompt: its head and tail."""
+    """What the model reads of a casefolded prompt: its head and tail, blanks at either end set
+    aside (a run of them must not push the prompt out of what it reads)."""
     if len(folded) <= HEAD_CHARS + TAIL_CHARS:
         return folded
-    return folded[:HEAD_CHARS] + " " + folded[-TAIL_CHARS:]
+    text = folded.strip()
+    if len(text) <= HEAD_CHARS + TAIL_CHARS:
+        return text
+    return text[:HEAD_CHARS] + " " + text[-TAIL_CHARS:]
 
 
 def named_features(cues: Sequence[str], length: int) -> list[str]:

@@ -53,6 +53,7 @@ import ahocorasick
 from ..scan import RE2
 from .attack_tail import default_tail_model
 from .prefilter import Prefilter
+from .refusal_text import visible
 
 _re2: Any = RE2  # None where google-re2 is not installed (see sidecar.scan)
 
@@ -1549,12 +1550,12 @@ _CODE = (
     "return ",
 )
 """Marks of code or markup, which are made of odd tokens too: such text is not read."""
-_JSON_KEY = re.compile(r'\{\s*"[^"\n]{1,40}"\s*:')
-"""An object with a key in JSON (or a map literal in code): an agent's tool calls and results,
-a config pasted. A tail that holds one is code, not an optimised suffix (no suffix of the
-bench's sources holds one); an object before the tail (a reply asked for in JSON) does not
-hide a suffix after it. Read in :func:`signals`, not in :func:`_suffix`, whose tails the tail
-model's trainer samples as they were."""
+_JSON_KEY = re.compile(r'[{,]\s*"[^"\n]{1,40}"\s*:')
+"""A key of an object in JSON (or of a map literal in code), after its brace or a comma: an
+agent's tool calls and results, a config pasted. A tail that holds one is code, not an
+optimised suffix (no suffix of the bench's sources holds one); an object before the tail (a
+reply asked for in JSON) does not hide a suffix after it. Read in :func:`signals`, not in
+:func:`_suffix`, whose tails the tail model's trainer samples as they were."""
 _MATH = re.compile(
     r"\\(?:frac|dfrac|sqrt|cdot|times|left|right|mathbf|mathrm|mathbb|sum|int|leq?|geq?|neq|pm|pi|alpha|beta|theta|lambda|infty|ldots|cdots|begin|end|vec|hat|bar|partial|det|log|ln|sin|cos|leqslant|geqslant|text|operatorname)\b"
 )
@@ -1695,8 +1696,9 @@ def _suffix(original: str, unbalanced: int | None = None) -> tuple[int, str]:
     joined (0 and "" for text with code or markup in it, too short to have a suffix, with
     fewer than :data:`SUFFIX_LM_ODD` odd tokens, or whose tokens leave fewer than
     ``unbalanced`` brackets unmatched: by default :data:`SUFFIX_UNBALANCED`)."""
-    # the last tokens, blanks after them aside (a run of them must not hide a suffix)
-    parts = original.rstrip()[-SUFFIX_TOKENS * 30 :].rsplit(None, SUFFIX_TOKENS)
+    # the last tokens, blanks and invisible characters after them aside (a run of them must
+    # not hide a suffix)
+    parts = visible(original).rstrip()[-SUFFIX_TOKENS * 30 :].rsplit(None, SUFFIX_TOKENS)
     if len(parts) <= SUFFIX_TOKENS // 2:
         return 0, ""
     tokens = parts[-SUFFIX_TOKENS:]
@@ -1767,7 +1769,7 @@ def _request_then_suffix(original: str) -> bool:
     leave :data:`REQUEST_UNBALANCED` brackets unmatched (:func:`_unbalanced`). A question
     about code has lines, marks its code, mixes odd tokens into its prose or closes its
     brackets."""
-    text = original.strip()
+    text = visible(original).strip()
     if "\n" in text or len(text) > SUFFIX_TOKENS * 50:
         return False
     tokens = _INLINE_CODE.sub(" ", text).split()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["OPENING_MAX_CHARS", "fold", "normalise", "opening"]
+__all__ = ["OPENING_MAX_CHARS", "fold", "normalise", "opening", "visible"]
 
 OPENING_MAX_CHARS = 1000
 """In ``opening`` scope at most this many leading characters are read, sentences or not."""
@@ -18,14 +18,33 @@ OPENING_MAX_CHARS = 1000
 _REPLACE: dict[str, str] = {
     **dict.fromkeys("\u2019\u2018\u201b\u02bc\u2032\u00b4\uff07", "'"),
     **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb\u300c\u300d", '"'),
-    **dict.fromkeys("\u200b\u200c\u200d\u2060\ufeff\u00ad", ""),
+    "\u2800": " ",  # the blank braille cell: a space
 }
+_IGNORABLE = (
+    "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
+)
+"""Unicode's default-ignorable code points (zero-width characters, joiners, bidirectional
+marks, invisible operators, variation selectors, fillers, tags): drawn as nothing, they are
+dropped, so that a word with them between its letters reads as the word."""
 # A regex with a callback is about ten times faster than str.translate with a dict.
-_REPLACEABLE = re.compile("[" + "".join(_REPLACE) + "]")
+_REPLACEABLE = re.compile("[" + "".join(_REPLACE) + _IGNORABLE + "]")
 
 
 def _replace(m: re.Match[str]) -> str:
-    return _REPLACE[m.group()]
+    return _REPLACE.get(m.group(), "")
+
+
+_INVISIBLE = re.compile("[\u2800" + _IGNORABLE + "]")
+
+
+def visible(text: str) -> str:
+    """The text as it is drawn, case and all: without its default-ignorable code points, the
+    blank braille cell a space (what :func:`fold` does besides quotes, NFKC and case)."""
+    if text.isascii() or _INVISIBLE.search(text) is None:
+        return text
+    return _INVISIBLE.sub(lambda m: " " if m.group() == "\u2800" else "", text)
 
 
 # Sentence ends: "." "!" "?" (and closing quotes or brackets) before whitespace or the end;
