@@ -138,12 +138,16 @@ class FuzzyMatch(Check[FuzzyParams]):
         self.read_max = text_bound(params.scorer, self.targets)
         if self.read_max < READ_MIN:
             longest = max(map(len, self.targets))
-            sliding = params.scorer in ("partial_ratio", "WRatio")
+            others = [
+                name
+                for name in ("ratio", "token_set_ratio")
+                if name != params.scorer and text_bound(name, self.targets) >= READ_MIN
+            ]
             raise ValueError(
                 f"{params.scorer} over {len(self.targets)} target(s), the longest "
                 f"{longest:,} characters, could read only {self.read_max:,} characters of a "
                 "text in about a quarter of a second: give fewer or shorter targets"
-                + (", or use the ratio or token_set_ratio scorer" if sliding else "")
+                + (f", or use the {' or '.join(others)} scorer" if others else "")
             )
 
     def __call__(self, text: str, event: Event) -> CheckResult:
