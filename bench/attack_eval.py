@@ -10,6 +10,8 @@ precision, recall and false-positive rate of:
 * how many held-out prompts it leaves unflagged but marks uncertain with ``uncertain: true``
   (the judge's ``uncertain`` trigger sends those to the judge): the attacks a judge could still
   find, and the benign prompts it would read;
+* the attacks the model alone finds, padded with blanks or prose before or after them: how
+  many are still found (a long prompt needs ``alone_long``);
 * with ``--cross``, for the sources the shipped model was trained on, the check with a model
   fitted on every *other* training source (so every source gets a figure from a model that
   never read it), with the shipped thresholds;
@@ -36,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from sidecar.checks import attack_signals as signals_module  # noqa: E402
-from sidecar.checks.attack import AttackAttempt, AttackParams, Finding  # noqa: E402
+from sidecar.checks.attack import LEARNED, AttackAttempt, AttackParams, Finding  # noqa: E402
 from sidecar.checks.attack_model import AttackModel, default_model, model_text  # noqa: E402
 from sidecar.checks.base import CheckContext  # noqa: E402
 from sidecar.checks.refusal import Refusal, RefusalParams, fold  # noqa: E402
@@ -142,6 +144,44 @@ def parts(texts: Sequence[str]) -> list[tuple[str, float]]:
         ),
     }
     return [(name, best_of(run) / len(texts) * 1e6) for name, run in steps.items()]
+
+
+PAD_CHARS = 1700
+"""How much a padded attack is padded with: enough to make a prompt of 300 characters long."""
+
+
+def padded(rows: Sequence[Row]) -> None:
+    """The attacks of every source the model alone finds (no signal), padded with blanks or with
+    ordinary prose (benign training prompts of ``self_instruct_seed``, joined) before or after
+    them: how many are still found, with ``alone_long`` as shipped and at ``alone``."""
+    check = AttackAttempt(AttackParams(), CheckContext())
+    attacks = [r.prompt for r in rows if r.attack]
+    alone = [
+        t
+        for t, f in zip(attacks, check.assess_many(attacks), strict=True)
+        if f.techniques == (LEARNED,)
+    ]
+    prose = ""
+    for r in rows:
+        if r.source == "self_instruct_seed" and not r.attack and len(prose) < PAD_CHARS:
+            prose += r.prompt + "\n\n"
+    prose = prose[:PAD_CHARS]
+    blanks = " \n" * (PAD_CHARS // 2)
+    ways = {
+        "blanks before": lambda t: blanks + t,
+        "blanks after": lambda t: t + blanks,
+        "prose before": lambda t: prose + "\n\n" + t,
+        "prose after": lambda t: t + "\n\n" + prose,
+    }
+    at_alone = AttackAttempt(AttackParams(alone_long=0.0), CheckContext())
+    print(
+        f"\nthe {len(alone)} attacks the model alone finds, padded with {PAD_CHARS:,} characters:"
+    )
+    for name, pad in ways.items():
+        texts = [pad(t) for t in alone]
+        found = sum(f.attack for f in check.assess_many(texts))
+        lower = sum(f.attack for f in at_alone.assess_many(texts))
+        print(f"   {name:<14} still found {found:4d} (with alone_long at alone: {lower})")
 
 
 def techniques(data: Path, sources: set[str]) -> dict[tuple[str, str], str]:
@@ -267,6 +307,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         other = AttackAttempt(AttackParams(alone=alone), CheckContext())
         c = confusion(other.assess_many([r.prompt for r in held]), held)
         print(f"   alone={alone:<5} {figures(c)}")
+
+    padded(rows)
 
     texts = one_kb(rows)
     # the cost of the default (uncertain off), and of uncertain on beside it
