@@ -1281,6 +1281,9 @@ _FLAG_TAGS = frozenset(chr(0xE0000 + ord(c)) for c in "abcdefghijklmnopqrstuvwxy
 black flag and cancel tag (in a copy), not a sentence (which has spaces or capitals)."""
 
 
+_FIRST_TAG = "\U000e0020"
+
+
 def _hidden_text(original: str) -> bool:
     """Whether the text holds a sentence in tag characters (see :data:`_TAGGED`)."""
     return any(not _FLAG_TAGS.issuperset(m.group()) for m in _TAGGED.finditer(original))
@@ -1853,7 +1856,6 @@ def _maths(text: str) -> bool:
 
 _ENCODED = "(encoded)"
 _LOOKALIKE = "(homoglyph)"
-_HIDDEN = "(hidden tags)"
 _TURNS = "(turn)"
 _PRIMING = "(primed)"
 _BY_TRIGGERS = frozenset(
@@ -1886,7 +1888,6 @@ _MAYBE = Prefilter(
         **{n: re.compile("|".join(map(re.escape, _TRIGGERS[n][2]))) for n in _BY_TRIGGERS},
         _ENCODED: re.compile(_CANDIDATE_EXPR),
         _LOOKALIKE: _HOMOGLYPH,
-        _HIDDEN: _TAGGED,
         _TURNS: _TURN,
         _PRIMING: _PRIMED,
         PASTED: re.compile(_PASTED_AT),
@@ -1949,7 +1950,8 @@ def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal
         found["fiction_request"] = Signal("persona", True, "fiction_request")
     if not original.isascii() and _LOOKALIKE in maybe and _HOMOGLYPH.search(folded) is not None:
         found["homoglyph"] = Signal("obfuscation", True, "homoglyph")
-    if not original.isascii() and _HIDDEN in maybe and _hidden_text(original):
+    # read in the original: folding drops the tags, which are drawn as nothing
+    if not original.isascii() and max(original) >= _FIRST_TAG and _hidden_text(original):
         found["hidden_tags"] = Signal("obfuscation", True, "hidden_tags")
     signal_list = list(found.values())
     if not passage and PASTED in maybe:
