@@ -53,7 +53,7 @@ import ahocorasick
 from ..scan import RE2
 from .attack_tail import default_tail_model
 from .prefilter import Prefilter
-from .refusal_text import visible
+from .refusal_text import visible, wide
 
 _re2: Any = RE2  # None where google-re2 is not installed (see sidecar.scan)
 
@@ -1281,9 +1281,6 @@ _FLAG_TAGS = frozenset(chr(0xE0000 + ord(c)) for c in "abcdefghijklmnopqrstuvwxy
 black flag and cancel tag (in a copy), not a sentence (which has spaces or capitals)."""
 
 
-_FIRST_TAG = "\U000e0020"
-
-
 def _hidden_text(original: str) -> bool:
     """Whether the text holds a sentence in tag characters (see :data:`_TAGGED`)."""
     return any(not _FLAG_TAGS.issuperset(m.group()) for m in _TAGGED.finditer(original))
@@ -1951,7 +1948,7 @@ def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal
     if not original.isascii() and _LOOKALIKE in maybe and _HOMOGLYPH.search(folded) is not None:
         found["homoglyph"] = Signal("obfuscation", True, "homoglyph")
     # read in the original: folding drops the tags, which are drawn as nothing
-    if not original.isascii() and max(original) >= _FIRST_TAG and _hidden_text(original):
+    if not original.isascii() and wide(original) and _hidden_text(original):
         found["hidden_tags"] = Signal("obfuscation", True, "hidden_tags")
     signal_list = list(found.values())
     if not passage and PASTED in maybe:

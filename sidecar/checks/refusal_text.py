@@ -8,9 +8,10 @@ serves them all.
 from __future__ import annotations
 
 import re
+import sys
 import unicodedata
 
-__all__ = ["OPENING_MAX_CHARS", "fold", "normalise", "opening", "visible"]
+__all__ = ["OPENING_MAX_CHARS", "fold", "normalise", "opening", "visible", "wide"]
 
 OPENING_MAX_CHARS = 1000
 """In ``opening`` scope at most this many leading characters are read, sentences or not."""
@@ -22,18 +23,29 @@ _REPLACE: dict[str, str] = {
 }
 _IGNORABLE = (
     "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
-    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8\U0001bca0-\U0001bca3"
-    "\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
+    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
 )
 """Unicode's default-ignorable code points (zero-width characters, joiners, bidirectional
-marks, invisible operators, variation selectors, fillers, tags): drawn as nothing, they are
-dropped, so that a word with them between its letters reads as the word."""
-# A regex with a callback is about ten times faster than str.translate with a dict.
+marks, invisible operators, variation selectors, fillers; beyond the Basic Multilingual Plane,
+:data:`_ASTRAL_IGNORABLE`): drawn as nothing, they are dropped, so that a word with them
+between its letters reads as the word."""
+# A regex with a callback is about ten times faster than str.translate with a dict; a class
+# with ranges beyond the BMP is three times slower than one without, hence two.
 _REPLACEABLE = re.compile("[" + "".join(_REPLACE) + _IGNORABLE + "]")
+_ASTRAL_IGNORABLE = re.compile("[\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]+")
+"""The default-ignorable code points beyond the BMP: format controls of shorthand and of
+musical notation, and the tags (which :mod:`.attack_signals` reads in the original text)."""
 
 
 def _replace(m: re.Match[str]) -> str:
     return _REPLACE.get(m.group(), "")
+
+
+def wide(text: str) -> bool:
+    """Whether ``text`` may hold a character beyond the BMP, at no cost: CPython stores such a
+    text in four bytes a character (PEP 393). A short text of two bytes a character can pass
+    too, which costs a needless search, never a miss."""
+    return sys.getsizeof(text) >= 4 * len(text)
 
 
 _INVISIBLE = re.compile("[\u2800" + _IGNORABLE + "]")
@@ -42,9 +54,11 @@ _INVISIBLE = re.compile("[\u2800" + _IGNORABLE + "]")
 def visible(text: str) -> str:
     """The text as it is drawn, case and all: without its default-ignorable code points, the
     blank braille cell a space (what :func:`fold` does besides quotes, NFKC and case)."""
-    if text.isascii() or _INVISIBLE.search(text) is None:
+    if text.isascii():
         return text
-    return _INVISIBLE.sub(lambda m: " " if m.group() == "\u2800" else "", text)
+    if _INVISIBLE.search(text) is not None:
+        text = _INVISIBLE.sub(lambda m: " " if m.group() == "\u2800" else "", text)
+    return _ASTRAL_IGNORABLE.sub("", text) if wide(text) else text
 
 
 # Sentence ends: "." "!" "?" (and closing quotes or brackets) before whitespace or the end;
@@ -58,7 +72,10 @@ def fold(text: str) -> str:
     """Quotes to ASCII, NFKC, casefold: everything but whitespace collapsing."""
     if text.isascii():  # the common case: nothing to translate or compose
         return text.lower()
-    return unicodedata.normalize("NFKC", _REPLACEABLE.sub(_replace, text)).casefold()
+    text = _REPLACEABLE.sub(_replace, text)
+    if wide(text):
+        text = _ASTRAL_IGNORABLE.sub("", text)
+    return unicodedata.normalize("NFKC", text).casefold()
 
 
 def normalise(text: str) -> str:

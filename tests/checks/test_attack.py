@@ -47,6 +47,7 @@ from sidecar.checks.attack_tail import STRIDE, WINDOW, TailModel, default_tail_m
 from sidecar.checks.base import CheckContext
 from sidecar.checks.refusal import fold
 from sidecar.checks.refusal_batch import native_word_sums
+from sidecar.checks.refusal_text import wide
 from sidecar.events import Event
 from tools.written_prompts import written_rows
 
@@ -443,6 +444,13 @@ def test_characters_drawn_as_nothing_between_letters_hide_no_word(mark: str) -> 
     hidden = "".join(c + mark if c.isalpha() else c for c in text)
     assert fold(hidden) == fold(text)
     assert make().assess(hidden).techniques == make().assess(text).techniques != ()
+
+
+@given(st.text(max_size=300), st.characters(min_codepoint=0x10000), st.integers(0, 300))
+@settings(max_examples=300, deadline=None)
+def test_a_text_with_a_character_beyond_the_bmp_is_always_wide(text: str, c: str, at: int) -> None:
+    """``wide`` may say yes of a text without one (a needless search), never no of one with."""
+    assert wide(text[:at] + c + text[at:])
 
 
 @pytest.mark.parametrize("text", GCG_SHAPED)
