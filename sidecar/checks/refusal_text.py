@@ -69,7 +69,8 @@ _NEED_SPACE = frozenset(".!?\u2026\uff0e")
 
 
 def fold(text: str) -> str:
-    """Quotes to ASCII, NFKC, casefold: everything but whitespace collapsing."""
+    """Quotes to ASCII, characters drawn as nothing dropped, NFKC, casefold: everything but
+    whitespace collapsing."""
     if text.isascii():  # the common case: nothing to translate or compose
         return text.lower()
     text = _REPLACEABLE.sub(_replace, text)
