@@ -47,7 +47,8 @@ Parameters (see :class:`RefusalParams`):
 
 Matching: the text and every phrase are normalised the same way (typographic apostrophes and
 quotes to ASCII, characters drawn as nothing removed, Unicode NFKC, casefold, whitespace
-collapsed), and a phrase only matches on word boundaries ("i can't" does not match inside "wifi can't").
+collapsed), and a phrase only matches on word boundaries ("i can't" does not match inside
+"wifi can't").
 User phrases and the default set are expanded into contraction variants ("can't", "cannot",
 "can not", "cant"; "i'm"/"i am"; "won't"/"will not"; ...), so one spelling covers the others.
 
