@@ -53,7 +53,7 @@ import ahocorasick
 from ..scan import RE2
 from .attack_tail import default_tail_model
 from .prefilter import Prefilter
-from .refusal_text import visible, wide
+from .refusal_text import rstrip_drawn, visible, wide
 
 _re2: Any = RE2  # None where google-re2 is not installed (see sidecar.scan)
 
@@ -1698,7 +1698,7 @@ def _suffix(original: str, unbalanced: int | None = None) -> tuple[int, str]:
     ``unbalanced`` brackets unmatched: by default :data:`SUFFIX_UNBALANCED`)."""
     # the last tokens, blanks and invisible characters after them aside (a run of them must
     # not hide a suffix)
-    parts = visible(original).rstrip()[-SUFFIX_TOKENS * 30 :].rsplit(None, SUFFIX_TOKENS)
+    parts = rstrip_drawn(original)[-SUFFIX_TOKENS * 30 :].rsplit(None, SUFFIX_TOKENS)
     if len(parts) <= SUFFIX_TOKENS // 2:
         return 0, ""
     tokens = parts[-SUFFIX_TOKENS:]

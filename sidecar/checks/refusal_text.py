@@ -11,7 +11,7 @@ import re
 import sys
 import unicodedata
 
-__all__ = ["OPENING_MAX_CHARS", "fold", "normalise", "opening", "visible", "wide"]
+__all__ = ["OPENING_MAX_CHARS", "fold", "normalise", "opening", "rstrip_drawn", "visible", "wide"]
 
 OPENING_MAX_CHARS = 1000
 """In ``opening`` scope at most this many leading characters are read, sentences or not."""
@@ -59,6 +59,18 @@ def visible(text: str) -> str:
     if _INVISIBLE.search(text) is not None:
         text = _INVISIBLE.sub(lambda m: " " if m.group() == "\u2800" else "", text)
     return _ASTRAL_IGNORABLE.sub("", text) if wide(text) else text
+
+
+def rstrip_drawn(text: str) -> str:
+    """``text`` less the blanks and the characters drawn as nothing it ends with, the rest as
+    it is. A text that ends in a visible character (nearly all) is not read past its end."""
+    text = text.rstrip()
+    end = len(text) - 1
+    if end >= 0 and (
+        _INVISIBLE.match(text, end) is not None or _ASTRAL_IGNORABLE.match(text, end) is not None
+    ):
+        return visible(text).rstrip()
+    return text
 
 
 # Sentence ends: "." "!" "?" (and closing quotes or brackets) before whitespace or the end;

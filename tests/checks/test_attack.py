@@ -47,7 +47,7 @@ from sidecar.checks.attack_tail import STRIDE, WINDOW, TailModel, default_tail_m
 from sidecar.checks.base import CheckContext
 from sidecar.checks.refusal import fold
 from sidecar.checks.refusal_batch import native_word_sums
-from sidecar.checks.refusal_text import wide
+from sidecar.checks.refusal_text import rstrip_drawn, wide
 from sidecar.events import Event
 from tools.written_prompts import written_rows
 
@@ -451,6 +451,12 @@ def test_characters_drawn_as_nothing_between_letters_hide_no_word(mark: str) -> 
 def test_a_text_with_a_character_beyond_the_bmp_is_always_wide(text: str, c: str, at: int) -> None:
     """``wide`` may say yes of a text without one (a needless search), never no of one with."""
     assert wide(text[:at] + c + text[at:])
+
+
+def test_a_text_loses_only_the_blanks_and_invisible_characters_it_ends_with() -> None:
+    assert rstrip_drawn("ab\u200bc \u2062\U000e0041\u2800\n") == "abc"
+    assert rstrip_drawn("ab\u200bc!  ") == "ab\u200bc!"  # ends visibly: not read further
+    assert rstrip_drawn(" \u3164 ") == rstrip_drawn("") == ""
 
 
 @pytest.mark.parametrize("text", GCG_SHAPED)
