@@ -725,11 +725,9 @@ and after it the match may reach: one automaton pass finds them, and a pattern i
 for only around its triggers."""
 
 _COMPILED = {name: re.compile(expr, re.DOTALL) for name, _, _, expr in _PATTERNS}
-_COMBINED = re.compile(
-    "|".join(f"(?:{expr})" for name, _, _, expr in _PATTERNS if name != "split"), re.DOTALL
-)
-"""Every pattern in one but ``split``, which :func:`_split_starts` reads, for reading decoded
-payloads (see :func:`_instruction`)."""
+_READ_DECODED = tuple(name for name, _, _, _ in _PATTERNS if name != "split")
+"""The patterns :func:`_instruction` reads decoded payloads with: every one but ``split``,
+which :func:`_split_starts` reads."""
 _SPLIT_ASSIGNED = re.compile(f"(?=({_SPLIT_ASSIGN}))")
 _SPLIT_JOINED = re.compile(f"(?=({_SPLIT_JOIN}))")
 _SPLIT_ORDERED = re.compile(_SPLIT_ORDER)
@@ -1366,9 +1364,14 @@ def _texty(raw: bytes) -> str | None:
 
 
 def _instruction(text: str) -> bool:
-    """Whether decoded text reads as an instruction: words of requests, not just any words."""
+    """Whether decoded text reads as an instruction: words of requests, not just any words.
+    Of the patterns, only those the prefilter says may occur are searched: a rotated text is
+    the whole prompt, and most patterns are dear over a long one."""
     words = set(_WORDS.findall(text))
-    if len(words & _INSTRUCTION_WORDS) >= 2 or _COMBINED.search(text) is not None:
+    if len(words & _INSTRUCTION_WORDS) >= 2:
+        return True
+    maybe = _MAYBE(text)
+    if any(_COMPILED[name].search(text) is not None for name in _READ_DECODED if name in maybe):
         return True
     return bool(_split_starts(text))
 
@@ -1512,6 +1515,10 @@ def _is_leet(token: str) -> bool:
     read = core.translate(_LEET_MAP)
     code = core[-2:].isdigit() and len(_DIGIT_RUNS.findall(core)) > 1
     return read.isalpha() and not core[0].isdigit() and not code
+
+
+_SAYS_ROT13 = re.compile(r"\brot[- ]?13\b")
+"""The name of rot13 (the ``decode`` cue also names hex, base64 and the rest)."""
 
 
 def _rot13(folded: str) -> bool:
@@ -1904,7 +1911,7 @@ def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal
     found: dict[str, Signal] = {}
     maybe = _MAYBE(folded)
     _worded(folded, found, maybe, passage=passage)
-    if "decode" in found and "rot" in folded and _rot13(folded):
+    if "decode" in found and "rot" in folded and _SAYS_ROT13.search(folded) and _rot13(folded):
         found["rot13"] = Signal("obfuscation", True, "rot13")
     kind = _obfuscation(original, folded, maybe)
     if kind == SPELLED:  # a cue under the same name as the sure signal
