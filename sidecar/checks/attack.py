@@ -33,7 +33,14 @@ from ..events import Event
 from .attack_documents import passage_signals, unmarked_orders
 from .attack_frame_model import READ_MAX, default_frame_model, frame_cues, names_a_task
 from .attack_frames import framed_request
-from .attack_model import HEAD_CHARS, TAIL_CHARS, AttackModel, default_model, model_text
+from .attack_model import (
+    HEAD_CHARS,
+    TAIL_CHARS,
+    AttackModel,
+    default_model,
+    model_reads,
+    model_text,
+)
 from .attack_planted import planted_task
 from .attack_signals import (
     REQUEST_SUFFIX,
@@ -62,7 +69,7 @@ LEARNED = "learned"
 """The technique named when the model alone calls an attack."""
 LONG_CHARS = HEAD_CHARS + TAIL_CHARS
 """A prompt longer than this (casefolded, each run of blanks counted as one) is long: the
-model reads its head and its tail, not the whole of it."""
+model reads its head and its tail, not the whole of it, and its windows."""
 ALONE_LONG = 0.95
 """The default of ``alone_long``. Chosen on the written sets ``rag_a`` and ``rag_b`` (the
 model gives their long benign prompts at most 0.94) and the training sources (it gives the
@@ -124,7 +131,8 @@ class AttackParams(Params):
     like a jailbreak template's rules; between ``alone`` and this, such a prompt is uncertain
     with ``uncertain: true``. Blanks do not make a prompt long, but any text does: a template
     with no signal in it, padded with a few KB of unrelated prose, is called from this
-    probability only."""
+    probability only, in the whole or in one of the windows the model also reads of a long
+    prompt (:func:`~.attack_model.model_reads`)."""
     signals_only: bool = False
     """Only sure signals call an attack (no model): fewest false positives, least recall."""
     frame: float | None = Field(default=None, ge=0.0, le=1.0)
@@ -225,17 +233,20 @@ class AttackAttempt(Check[AttackParams]):
         if self.model is None:
             decided = [self._decide(s, 0.0, self.alone, unsure) for s in found]
         else:
-            reads = [model_text(f) for f in folded]
+            # The model learned prompts: on a passage it confirms cues but calls nothing alone
+            # (on the written passages it found no injection alone and flagged benign ones),
+            # so it reads no windows there either.
+            reads = [[model_text(f)] if documents else model_reads(f) for f in folded]
             # the request-and-suffix cue only lowers the bar of the suffix cue it comes with
             cues = [[s.cue for s in signal if s.cue != REQUEST_SUFFIX] for signal in found]
-            scores = self.model.score_many(reads, cues, [len(t) for t in texts])
-            # The model learned prompts: on a passage it confirms cues but calls nothing alone
-            # (on the written passages it found no injection alone and flagged benign ones).
+            scores = self.model.score_reads(reads, cues, [len(t) for t in texts])
             alone = math.inf if documents else self.alone
             alone_long = max(alone, self.params.alone_long)
             decided = [
-                self._decide(s, p, alone_long if _long(f) else alone, unsure)
-                for s, p, f in zip(found, scores, folded, strict=True)
+                self._decide_long(s, p, alone_long, unsure)
+                if len(p) > 1
+                else self._decide(s, p[0], alone, unsure)
+                for s, p in zip(found, scores, strict=True)
             ]
         if unsure:
             decided = [_framed(f, text) for f, text in zip(decided, folded, strict=True)]
@@ -285,6 +296,19 @@ class AttackAttempt(Check[AttackParams]):
         named = tuple(sorted(set(techniques), key=_ORDER.__getitem__))
         return Finding(True, named, category_of(named), p)
 
+    def _decide_long(
+        self, found: list[Signal], scores: list[float], alone: float, unsure: bool
+    ) -> Finding:
+        """:meth:`_decide` for a long prompt (``scores``: of its head and tail, then of its
+        windows). The head and tail are read as a shorter prompt is; a window the model is as
+        sure of as it must be of the whole (``alone``: ``alone_long``) decides instead: a
+        template hidden before or after ordinary text."""
+        decided = self._decide(found, scores[0], alone, unsure)
+        window = max(scores[1:])
+        if decided.attack or window < alone:
+            return decided
+        return self._decide(found, window, alone)
+
     def _agree(self, cue: str) -> float:
         """The probability from which the model confirms a cue."""
         if cue == REQUEST_SUFFIX:
@@ -327,11 +351,6 @@ def _framed(found: Finding, folded: str) -> Finding:
         return found
     cues = tuple(sorted({*found.techniques, technique}, key=_ORDER.__getitem__))
     return Finding(False, cues, None, found.p, uncertain=True)
-
-
-def _long(folded: str) -> bool:
-    """Whether a prompt is longer than :data:`LONG_CHARS`, its runs of blanks counted as one."""
-    return len(folded) > LONG_CHARS and len(" ".join(folded.split())) > LONG_CHARS
 
 
 def _joined(text: str, passages: Sequence[str]) -> bool:

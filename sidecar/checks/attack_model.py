@@ -4,7 +4,9 @@ The signals (:mod:`sidecar.checks.attack_signals`) are precise but miss attacks 
 own way: a role-play set-up with no "you are now", an optimised paraphrase, a template that
 lists rules for an unfiltered persona. One logistic head reads every word of the prompt's
 first :data:`HEAD_CHARS` and last :data:`TAIL_CHARS` characters, casefolded, with each
-adjacent pair, and the names of the signals found. ``tools/train_attack.py``
+adjacent pair, and the names of the signals found. A prompt longer than that, its runs of
+blanks counted once, is also read in windows (:func:`model_reads`), for a template hidden in
+ordinary text. ``tools/train_attack.py``
 fits it on the prompt sources in ``DATA.md`` and writes ``sidecar/data/attack_model.json.gz``;
 nothing is downloaded at run time.
 
@@ -46,9 +48,12 @@ __all__ = [
     "HEAD_CHARS",
     "MODEL_FILE",
     "TAIL_CHARS",
+    "WINDOW_CHARS",
+    "WINDOW_STEP",
     "AttackModel",
     "default_model",
     "features",
+    "model_reads",
     "model_text",
     "named_features",
 ]
@@ -66,6 +71,12 @@ HEAD_CHARS = 1500
 TAIL_CHARS = 500
 """The model reads the first and last characters of a prompt (a 2 KB window in all): set-ups
 lead, and injected instructions and optimised suffixes often close."""
+WINDOW_CHARS = 1000
+WINDOW_STEP = 500
+"""A long prompt is also read in windows of this many characters (its words cut at a
+window's edge left out; a word longer than a window is in none), one every :data:`WINDOW_STEP`, the last ending where the prompt
+ends: a template behind or before a few KB of ordinary text is read with little of that text
+around it (in windows of 2,000 characters the text around it still outweighed it)."""
 BATCH_MIN = 4
 """From this many texts, :meth:`AttackModel.score_many` hashes them together with numpy
 (where the compiled scorer is not built; that one reads any number)."""
@@ -80,6 +91,33 @@ def model_text(folded: str) -> str:
     if len(text) <= HEAD_CHARS + TAIL_CHARS:
         return text
     return text[:HEAD_CHARS] + " " + text[-TAIL_CHARS:]
+
+
+def model_reads(folded: str) -> list[str]:
+    """What the model reads of a casefolded prompt: its :func:`model_text`, then, where the
+    prompt is longer than :data:`HEAD_CHARS` + :data:`TAIL_CHARS` with each run of blanks
+    counted once, its windows (:data:`WINDOW_CHARS`, each run of blanks made one space, so
+    that blanks neither make a prompt long nor spread it thin)."""
+    read = model_text(folded)
+    if len(folded) <= HEAD_CHARS + TAIL_CHARS:
+        return [read]
+    text = " ".join(folded.split())
+    if len(text) <= HEAD_CHARS + TAIL_CHARS:
+        return [read]
+    reads = [read]
+    last = len(text) - WINDOW_CHARS
+    for at in (*range(0, last, WINDOW_STEP), last):
+        start, end = at, at + WINDOW_CHARS
+        if start and text[start - 1] != " ":  # the word cut at the start
+            start = text.find(" ", start, end) + 1
+            if not start:
+                continue  # inside a word longer than a window, which no window holds
+        if end < len(text) and text[end] != " ":  # and at the end
+            end = text.rfind(" ", start, end)
+            if end < start:
+                continue
+        reads.append(text[start:end])
+    return reads
 
 
 def named_features(cues: Sequence[str], length: int) -> list[str]:
@@ -155,6 +193,21 @@ class AttackModel:
                 z = sums[e - lo] + self._bias
                 z = sum(map(weights.get, named_features(cues[e], lengths[e]), repeat(0)), z)
                 out.append(sigmoid(z / FIXED))
+        return out
+
+    def score_reads(
+        self, reads: Sequence[Sequence[str]], cues: Sequence[Sequence[str]], lengths: Sequence[int]
+    ) -> list[list[float]]:
+        """Per text, the :meth:`score` of each of its reads (:func:`model_reads`), all of the
+        batch's reads scored together."""
+        if not (len(reads) == len(cues) == len(lengths)):
+            raise ValueError("score_reads: one cue list and one length per text")
+        owner = [i for i, some in enumerate(reads) for _ in some]
+        flat = [r for some in reads for r in some]
+        scores = self.score_many(flat, [cues[i] for i in owner], [lengths[i] for i in owner])
+        out: list[list[float]] = [[] for _ in reads]
+        for i, p in zip(owner, scores, strict=True):
+            out[i].append(p)
         return out
 
     def native_sums(self) -> Callable[[list[str]], list[int]] | None:

@@ -30,9 +30,12 @@ from sidecar.checks.attack import (
 from sidecar.checks.attack_model import (
     BATCH_MIN,
     CUE,
+    WINDOW_CHARS,
+    WINDOW_STEP,
     AttackModel,
     default_model,
     features,
+    model_reads,
     model_text,
 )
 from sidecar.checks.attack_signals import (
@@ -426,11 +429,68 @@ def test_the_model_alone_needs_more_on_a_prompt_longer_than_it_reads_whole() -> 
     assert AttackParams().alone_long == ALONE_LONG
 
 
+def test_a_template_away_from_ordinary_words_in_a_long_prompt_is_read_in_a_window() -> None:
+    """A long prompt is also read in windows: where the words the model reads as ordinary lie
+    away from a template (padding before or after it), a window holds the template without
+    them, and a window the model is as sure of as ``alone_long`` asks calls the attack. The
+    head and tail still decide cues and uncertainty."""
+    sure = AttackModel({"zork": 14.0, "calm": -8.0}, -10.0, alone=0.67, agree=0.5)  # 0.98
+
+    def found(text: str, **params: Any) -> Any:
+        return AttackAttempt(AttackParams(**params), CheckContext(), model=sure).assess(text)
+
+    template = "Please zork the widget."
+    calm, neutral = "calm " * 100, "filler " * 250
+    for text in (calm + neutral + template, template + neutral + calm):
+        assert len(fold(text)) > LONG_CHARS
+        assert sure.score(model_text(fold(text)), [], len(text)) < 0.1  # the whole: ordinary
+        got = found(text)
+        assert got.attack and got.techniques == (LEARNED,) and got.p > 0.95
+        assert not found(text, alone_long=0.99).attack  # the window must be as sure
+    near = neutral + calm + template + " " + calm + neutral  # in every window that holds it
+    assert not found(near).attack
+    assert (
+        not AttackAttempt(AttackParams(), CheckContext(), model=sure)
+        .assess_many([calm + neutral + template], documents=True)[0]
+        .attack
+    )  # a passage: the model calls nothing alone
+
+
+@given(
+    st.lists(
+        st.text(alphabet="abcdefghij", min_size=1, max_size=40)
+        | st.text(alphabet="xy", min_size=400, max_size=1200),
+        min_size=1,
+        max_size=400,
+    ),
+    st.sampled_from([" ", "\n", "  \t", " \u3000 "]),
+)
+@settings(max_examples=200, deadline=None)
+def test_the_windows_of_a_long_prompt_hold_each_of_its_words_whole(
+    words: list[str], blank: str
+) -> None:
+    """Windows hold whole words (none cut at an edge), at most :data:`WINDOW_CHARS` each, a
+    run of blanks made one space; every word of up to :data:`WINDOW_STEP` characters is whole
+    in at least one of them (a word longer than a window is in none)."""
+    text = blank.join(words)
+    reads = model_reads(text)
+    assert reads[0] == model_text(text)
+    if len(" ".join(text.split())) <= LONG_CHARS:
+        assert reads == [model_text(text)]
+        return
+    windows = reads[1:]
+    assert all(0 < len(w) <= WINDOW_CHARS and w == " ".join(w.split()) for w in windows)
+    held = {w for window in windows for w in window.split()}
+    assert held <= set(words)
+    assert {w for w in words if len(w) <= WINDOW_STEP} <= held
+
+
 def test_long_application_prompts_are_not_flagged_by_the_model_alone() -> None:
     """Applications' long prompts (their rules, retrieved documents, the question, the format;
     the written sets ``rag_a`` and ``rag_b``) read to the model like a template's rules: of
     these 192 none is flagged, where with ``alone_long`` at ``alone`` the model alone would
-    call 4, all long; with ``uncertain: true`` those are for the judge."""
+    call 5, all long (one in a window of it); with ``uncertain: true`` the other four are for
+    the judge."""
     rows = written_rows("rag_a") + written_rows("rag_b")
     prompts = [r["prompt"] for r in rows]
     assert not any(r["attack"] for r in rows) and len(prompts) == 192
@@ -440,7 +500,7 @@ def test_long_application_prompts_are_not_flagged_by_the_model_alone() -> None:
     assert len(alone) >= 3
     assert all(len(fold(prompts[i])) > LONG_CHARS for i in alone)
     unsure = make(uncertain=True).assess_many([prompts[i] for i in alone])
-    assert all(f.uncertain and not f.attack for f in unsure)
+    assert sum(f.uncertain for f in unsure) >= 3 and not any(f.attack for f in unsure)
 
 
 def test_long_application_prompts_of_a_writer_never_read_are_rarely_flagged() -> None:
