@@ -38,8 +38,9 @@ from .attack_model import (
     TAIL_CHARS,
     AttackModel,
     default_model,
-    model_reads,
+    long_text,
     model_text,
+    windows,
 )
 from .attack_planted import planted_task
 from .attack_signals import (
@@ -235,18 +236,22 @@ class AttackAttempt(Check[AttackParams]):
         else:
             # The model learned prompts: on a passage it confirms cues but calls nothing alone
             # (on the written passages it found no injection alone and flagged benign ones),
-            # so it reads no windows there either.
-            reads = [[model_text(f)] if documents else model_reads(f) for f in folded]
+            # so it reads no windows there either; nor where a sure signal decides.
+            long = [None if documents else long_text(f) for f in folded]
+            reads = [
+                [model_text(f), *windows(t)] if t is not None and not _sure(s) else [model_text(f)]
+                for f, t, s in zip(folded, long, found, strict=True)
+            ]
             # the request-and-suffix cue only lowers the bar of the suffix cue it comes with
             cues = [[s.cue for s in signal if s.cue != REQUEST_SUFFIX] for signal in found]
             scores = self.model.score_reads(reads, cues, [len(t) for t in texts])
             alone = math.inf if documents else self.alone
             alone_long = max(alone, self.params.alone_long)
             decided = [
-                self._decide_long(s, p, alone_long, unsure)
-                if len(p) > 1
-                else self._decide(s, p[0], alone, unsure)
-                for s, p in zip(found, scores, strict=True)
+                self._decide(s, p[0], alone, unsure)
+                if t is None
+                else self._decide_long(s, p, alone_long, unsure)
+                for s, p, t in zip(found, scores, long, strict=True)
             ]
         if unsure:
             decided = [_framed(f, text) for f, text in zip(decided, folded, strict=True)]
@@ -304,7 +309,7 @@ class AttackAttempt(Check[AttackParams]):
         sure of as it must be of the whole (``alone``: ``alone_long``) decides instead: a
         template hidden before or after ordinary text."""
         decided = self._decide(found, scores[0], alone, unsure)
-        window = max(scores[1:])
+        window = max(scores[1:], default=0.0)
         if decided.attack or window < alone:
             return decided
         return self._decide(found, window, alone)
@@ -351,6 +356,10 @@ def _framed(found: Finding, folded: str) -> Finding:
         return found
     cues = tuple(sorted({*found.techniques, technique}, key=_ORDER.__getitem__))
     return Finding(False, cues, None, found.p, uncertain=True)
+
+
+def _sure(found: list[Signal]) -> bool:
+    return any(s.sure for s in found)
 
 
 def _joined(text: str, passages: Sequence[str]) -> bool:

@@ -53,9 +53,11 @@ __all__ = [
     "AttackModel",
     "default_model",
     "features",
+    "long_text",
     "model_reads",
     "model_text",
     "named_features",
+    "windows",
 ]
 
 MODEL_FILE = "attack_model.json.gz"
@@ -93,18 +95,20 @@ def model_text(folded: str) -> str:
     return text[:HEAD_CHARS] + " " + text[-TAIL_CHARS:]
 
 
-def model_reads(folded: str) -> list[str]:
-    """What the model reads of a casefolded prompt: its :func:`model_text`, then, where the
-    prompt is longer than :data:`HEAD_CHARS` + :data:`TAIL_CHARS` with each run of blanks
-    counted once, its windows (:data:`WINDOW_CHARS`, each run of blanks made one space, so
-    that blanks neither make a prompt long nor spread it thin)."""
-    read = model_text(folded)
+def long_text(folded: str) -> str | None:
+    """A casefolded prompt's text with each run of blanks made one space, where that is longer
+    than the model reads whole (:data:`HEAD_CHARS` + :data:`TAIL_CHARS`): what its windows are
+    cut from (blanks neither make a prompt long nor spread it thin). None otherwise."""
     if len(folded) <= HEAD_CHARS + TAIL_CHARS:
-        return [read]
+        return None
     text = " ".join(folded.split())
-    if len(text) <= HEAD_CHARS + TAIL_CHARS:
-        return [read]
-    reads = [read]
+    return text if len(text) > HEAD_CHARS + TAIL_CHARS else None
+
+
+def windows(text: str) -> list[str]:
+    """The windows the model reads of a long prompt's :func:`long_text`
+    (:data:`WINDOW_CHARS`)."""
+    found = []
     last = len(text) - WINDOW_CHARS
     for at in (*range(0, last, WINDOW_STEP), last):
         start, end = at, at + WINDOW_CHARS
@@ -116,8 +120,15 @@ def model_reads(folded: str) -> list[str]:
             end = text.rfind(" ", start, end)
             if end < start:
                 continue
-        reads.append(text[start:end])
-    return reads
+        found.append(text[start:end])
+    return found
+
+
+def model_reads(folded: str) -> list[str]:
+    """What the model reads of a casefolded prompt: its :func:`model_text`, then, where it is
+    long (:func:`long_text`), its :func:`windows`."""
+    text = long_text(folded)
+    return [model_text(folded), *(windows(text) if text is not None else ())]
 
 
 def named_features(cues: Sequence[str], length: int) -> list[str]:
