@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 
 import pytest
 
@@ -23,6 +22,7 @@ from sidecar.checks.base import CheckContext, CheckResult
 from sidecar.checks.refusal_text import fold
 from sidecar.events import Event
 from sidecar.scan import RE2
+from tests.checks.timing import best_of_three
 from tests.conftest import IN_CI, REPO
 from tools.written_prompts import written_sets
 
@@ -397,23 +397,14 @@ def test_unquoted_blanks_the_same_when_it_finds_the_citing_words_first(
     assert sum(u != t for u, t in zip(each, folded, strict=True)) > 300
 
 
-def _best_of_three(run: Callable[[], object]) -> float:
-    best = float("inf")
-    for _ in range(3):
-        started = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - started)
-    return best
-
-
 def test_a_passage_of_quotation_marks_is_read_in_proportion() -> None:
     """50,000 quotations: unquoted costs a few times what finding them costs (searching before
     each one cost 46 times as much), measured beside it so that a loaded machine slows both;
     and as many with a citing word before each, in a fraction of a second."""
     text = '""' * 50_000
-    finding = _best_of_three(lambda: list(attack_documents._QUOTATION.finditer(text)))
+    finding = best_of_three(lambda: list(attack_documents._QUOTATION.finditer(text)))
     assert unquoted(text) == text
-    assert _best_of_three(lambda: unquoted(text)) < 15 * finding
+    assert best_of_three(lambda: unquoted(text)) < 15 * finding
     started = time.perf_counter()
     assert 'said "   "' in unquoted(fold('said "abc" ' * 50_000))
     assert time.perf_counter() - started < 1.5
