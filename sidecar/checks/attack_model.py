@@ -85,13 +85,17 @@ BATCH_MIN = 4
 
 
 def model_text(folded: str) -> str:
-    """What the model reads of a casefolded prompt: its head and tail, blanks at either end set
-    aside (a run of them must not push the prompt out of what it reads)."""
+    """What the model reads of a casefolded prompt: the whole of it, or the head and tail of
+    a long one. Runs of blanks must not push a prompt out of what it reads: one that is short
+    with each run made one space is read so."""
     if len(folded) <= HEAD_CHARS + TAIL_CHARS:
         return folded
     text = folded.strip()
     if len(text) <= HEAD_CHARS + TAIL_CHARS:
         return text
+    joined = " ".join(text.split())
+    if len(joined) <= HEAD_CHARS + TAIL_CHARS:
+        return joined
     return text[:HEAD_CHARS] + " " + text[-TAIL_CHARS:]
 
 
@@ -108,6 +112,8 @@ def long_text(folded: str) -> str | None:
 def windows(text: str) -> list[str]:
     """The windows the model reads of a long prompt's :func:`long_text`
     (:data:`WINDOW_CHARS`)."""
+    if len(text) <= WINDOW_CHARS:
+        return [text] if text else []
     found = []
     last = len(text) - WINDOW_CHARS
     for at in (*range(0, last, WINDOW_STEP), last):

@@ -671,7 +671,12 @@ _TRIGGERS: dict[str, tuple[int, int, tuple[str, ...]]] = {
     "cipher_channel": (
         80,
         60,
-        ("communicate", "talk in", "talk using", "converse", "chat in", "speak in"),
+        tuple(
+            f"{verb} {word}"
+            for verb in ("talk", "chat", "speak")
+            for word in ("in", "using", "with", "through", "only")
+        )
+        + ("communicate", "converse"),
     ),
     "cipher_expert": (20, 60, ("you are an expert on", "you are an expert in")),
     "masked_word": (-1, -1, ("[mask]",)),
@@ -1524,8 +1529,10 @@ def _is_leet(token: str) -> bool:
     return read.isalpha() and not core[0].isdigit() and not code
 
 
-_SAYS_ROT13 = re.compile(r"\brot[- ]?13\b")
-"""The name of rot13 (the ``decode`` cue also names hex, base64 and the rest)."""
+_SAYS_ROT13 = re.compile(r"\brot\w*(?:\W+\w+){0,5}?\W*(?:13|thirteen)")
+"""Rot13 named ("rot13", "rot_13", "ROT-13", "rotate each letter by 13", "a rotation of
+thirteen"): the ``decode`` cue also names hex, base64 and the rest, and "rot" alone is in
+"rotate" and "protocol" in every other program."""
 
 
 def _rot13(folded: str) -> bool:
