@@ -671,12 +671,15 @@ _TRIGGERS: dict[str, tuple[int, int, tuple[str, ...]]] = {
     "cipher_channel": (
         80,
         60,
-        tuple(
-            f"{verb} {word}"
-            for verb in ("talk", "chat", "speak")
-            for word in ("in", "using", "with", "through", "only")
-        )
-        + ("communicate", "converse"),
+        (
+            *(
+                f"{verb} {word}"
+                for verb in ("talk", "chat", "speak")
+                for word in ("in", "using", "with", "through", "only")
+            ),
+            "communicate",
+            "converse",
+        ),
     ),
     "cipher_expert": (20, 60, ("you are an expert on", "you are an expert in")),
     "masked_word": (-1, -1, ("[mask]",)),
