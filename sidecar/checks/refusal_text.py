@@ -37,6 +37,18 @@ _ASTRAL_IGNORABLE = re.compile("[\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000
 musical notation, and the tags (which :mod:`.attack_signals` reads in the original text)."""
 
 
+_ASTRAL_LEADS = (b"\xf3\xa0", b"\xf0\x9b\xb2", b"\xf0\x9d\x85")
+"""How the UTF-8 of each of :data:`_ASTRAL_IGNORABLE`'s ranges starts (with some neighbours):
+a search for them in the encoded text costs a third of the class's."""
+
+
+def _may_hide(text: str) -> bool:
+    """Whether a text :func:`wide` admits may hold one of :data:`_ASTRAL_IGNORABLE` (an emoji
+    is beyond the BMP too, and nearly every wide text holds no other)."""
+    data = text.encode("utf-8", "surrogatepass")
+    return any(lead in data for lead in _ASTRAL_LEADS)
+
+
 def _replace(m: re.Match[str]) -> str:
     return _REPLACE.get(m.group(), "")
 
@@ -58,7 +70,7 @@ def visible(text: str) -> str:
         return text
     if _INVISIBLE.search(text) is not None:
         text = _INVISIBLE.sub(lambda m: " " if m.group() == "\u2800" else "", text)
-    return _ASTRAL_IGNORABLE.sub("", text) if wide(text) else text
+    return _ASTRAL_IGNORABLE.sub("", text) if wide(text) and _may_hide(text) else text
 
 
 def rstrip_drawn(text: str) -> str:
@@ -86,7 +98,7 @@ def fold(text: str) -> str:
     if text.isascii():  # the common case: nothing to translate or compose
         return text.lower()
     text = _REPLACEABLE.sub(_replace, text)
-    if wide(text):
+    if wide(text) and _may_hide(text):
         text = _ASTRAL_IGNORABLE.sub("", text)
     return unicodedata.normalize("NFKC", text).casefold()
 

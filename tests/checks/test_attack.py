@@ -582,6 +582,28 @@ def test_a_text_with_a_character_beyond_the_bmp_is_always_wide(text: str, c: str
     assert wide(text[:at] + c + text[at:])
 
 
+_ASTRAL_DRAWN_AS_NOTHING = st.sampled_from(
+    [*map(chr, range(0x1BCA0, 0x1BCA4)), *map(chr, range(0x1D173, 0x1D17B)), "\U000e0041"]
+    + [chr(0xE0000 + i) for i in (0, 1, 0x20, 0x7F, 0x80, 0xFFF)]
+)
+
+
+@given(
+    st.lists(
+        st.text(max_size=20) | st.characters(min_codepoint=0x10000) | _ASTRAL_DRAWN_AS_NOTHING
+    ),
+)
+@settings(max_examples=300, deadline=None)
+def test_folding_drops_every_character_beyond_the_bmp_drawn_as_nothing(parts: list[str]) -> None:
+    """Folding looks for those characters only in a text whose UTF-8 holds how one starts: it
+    never keeps one (an emoji, or any other wide character, may be in the text too)."""
+    text = "".join(parts)
+    assert not any(
+        0x1BCA0 <= ord(c) <= 0x1BCA3 or 0x1D173 <= ord(c) <= 0x1D17A or 0xE0000 <= ord(c) <= 0xE0FFF
+        for c in fold(text)
+    )
+
+
 def test_a_text_loses_only_the_blanks_and_invisible_characters_it_ends_with() -> None:
     assert rstrip_drawn("ab\u200bc \u2062\U000e0041\u2800\n") == "abc"
     assert rstrip_drawn("ab\u200bc!  ") == "ab\u200bc!"  # ends visibly: not read further
