@@ -499,7 +499,7 @@ def test_windows_are_read_only_where_they_may_decide(monkeypatch: pytest.MonkeyP
     ),
     st.sampled_from([" ", "\n", "  \t", " \u3000 "]),
 )
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 def test_the_windows_of_a_long_prompt_hold_each_of_its_words_whole(
     words: list[str], blank: str
 ) -> None:
