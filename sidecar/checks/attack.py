@@ -307,12 +307,18 @@ class AttackAttempt(Check[AttackParams]):
         """:meth:`_decide` for a long prompt (``scores``: of its head and tail, then of its
         windows). The head and tail are read as a shorter prompt is; a window the model is as
         sure of as it must be of the whole (``alone``: ``alone_long``) decides instead: a
-        template hidden before or after ordinary text."""
+        template hidden before or after ordinary text. With ``unsure``, a window it gives what
+        would call an attack in a shorter prompt (the check's ``alone``) makes the prompt
+        uncertain, as the head and tail do."""
         decided = self._decide(found, scores[0], alone, unsure)
         window = max(scores[1:], default=0.0)
-        if decided.attack or window < alone:
+        if decided.attack:
             return decided
-        return self._decide(found, window, alone)
+        if window >= alone:
+            return self._decide(found, window, alone)
+        if unsure and not decided.uncertain and window >= self.alone:
+            return Finding(False, (), None, window, uncertain=True)
+        return decided
 
     def _agree(self, cue: str) -> float:
         """The probability from which the model confirms a cue."""

@@ -465,6 +465,12 @@ def test_a_template_away_from_ordinary_words_in_a_long_prompt_is_read_in_a_windo
         got = found(text)
         assert got.attack and got.techniques == (LEARNED,) and got.p > 0.95
         assert not found(text, alone_long=0.99).attack  # the window must be as sure
+    fair = AttackModel({"zork": 12.0, "calm": -8.0}, -10.0, alone=0.67, agree=0.5)  # 0.88
+    hidden = calm + neutral + template
+    for params in ({}, {"uncertain": True}):
+        got = AttackAttempt(AttackParams(**params), CheckContext(), model=fair).assess(hidden)
+        assert not got.attack and got.uncertain == bool(params)  # for the judge
+    assert got.p == pytest.approx(0.88, abs=0.01) and got.techniques == ()
     near = neutral + calm + template + " " + calm + neutral  # in every window that holds it
     assert not found(near).attack
     assert (
