@@ -76,9 +76,9 @@ lead, and injected instructions and optimised suffixes often close."""
 WINDOW_CHARS = 1000
 WINDOW_STEP = 500
 """A long prompt is also read in windows of this many characters (its words cut at a
-window's edge left out; a word longer than a window is in none), one every :data:`WINDOW_STEP`, the last ending where the prompt
-ends: a template behind or before a few KB of ordinary text is read with little of that text
-around it (in windows of 2,000 characters the text around it still outweighed it)."""
+window's edge left out; a word longer than a window is in none), one every
+:data:`WINDOW_STEP`, the last ending where the prompt ends: a template behind or before a few
+KB of ordinary text is read with little of that text around it, which would outweigh it."""
 BATCH_MIN = 4
 """From this many texts, :meth:`AttackModel.score_many` hashes them together with numpy
 (where the compiled scorer is not built; that one reads any number)."""

@@ -450,8 +450,8 @@ def test_the_model_alone_needs_more_on_a_prompt_longer_than_it_reads_whole() -> 
 def test_a_template_away_from_ordinary_words_in_a_long_prompt_is_read_in_a_window() -> None:
     """A long prompt is also read in windows: where the words the model reads as ordinary lie
     away from a template (padding before or after it), a window holds the template without
-    them, and a window the model is as sure of as ``alone_long`` asks calls the attack. The
-    head and tail still decide cues and uncertainty."""
+    them, and a window the model is as sure of as ``alone_long`` asks calls the attack; with
+    ``uncertain: true``, one it gives ``alone`` makes the prompt uncertain."""
     sure = AttackModel({"zork": 14.0, "calm": -8.0}, -10.0, alone=0.67, agree=0.5)  # 0.98
 
     def found(text: str, **params: Any) -> Any:
@@ -530,8 +530,8 @@ def test_long_application_prompts_are_not_flagged_by_the_model_alone() -> None:
     """Applications' long prompts (their rules, retrieved documents, the question, the format;
     the written sets ``rag_a`` and ``rag_b``) read to the model like a template's rules: of
     these 192 none is flagged, where with ``alone_long`` at ``alone`` the model alone would
-    call 5, all long (one in a window of it); with ``uncertain: true`` the other four are for
-    the judge."""
+    call 5, all long (one in a window of it); with ``uncertain: true`` those are for the
+    judge."""
     rows = written_rows("rag_a") + written_rows("rag_b")
     prompts = [r["prompt"] for r in rows]
     assert not any(r["attack"] for r in rows) and len(prompts) == 192
@@ -541,7 +541,7 @@ def test_long_application_prompts_are_not_flagged_by_the_model_alone() -> None:
     assert len(alone) >= 3
     assert all(len(fold(prompts[i])) > LONG_CHARS for i in alone)
     unsure = make(uncertain=True).assess_many([prompts[i] for i in alone])
-    assert sum(f.uncertain for f in unsure) >= 3 and not any(f.attack for f in unsure)
+    assert all(f.uncertain and not f.attack for f in unsure)
 
 
 def test_long_application_prompts_of_a_writer_never_read_are_rarely_flagged() -> None:
