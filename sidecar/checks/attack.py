@@ -171,7 +171,10 @@ class AttackAttempt(Check[AttackParams]):
         """``model`` replaces the shipped one (the trainer evaluates its candidates so)."""
         super().__init__(params, ctx)
         self.model = None if params.signals_only else (model or default_model())
-        self.alone = params.alone if params.alone is not None else self._default("alone")
+        alone = params.alone if params.alone is not None else self._default("alone")
+        # 1 is never: a probability of exactly 1.0 is a float the sigmoid reaches
+        self.alone = math.inf if alone >= 1.0 else alone
+        self.alone_long = math.inf if params.alone_long >= 1.0 else params.alone_long
         self.agree = params.agree if params.agree is not None else self._default("agree")
         self.frames: AttackModel | None = None
         """The frame model, where uncertain prompts are asked for and it is not turned off."""
@@ -246,7 +249,7 @@ class AttackAttempt(Check[AttackParams]):
             cues = [[s.cue for s in signal if s.cue != REQUEST_SUFFIX] for signal in found]
             scores = self.model.score_reads(reads, cues, [len(t) for t in texts])
             alone = math.inf if documents else self.alone
-            alone_long = max(alone, self.params.alone_long)
+            alone_long = max(alone, self.alone_long)
             decided = [
                 self._decide(s, p[0], alone, unsure)
                 if t is None
@@ -317,7 +320,7 @@ class AttackAttempt(Check[AttackParams]):
         if window >= alone:
             return self._decide(found, window, alone)
         if unsure and not decided.uncertain and window >= self.alone:
-            return Finding(False, (), None, window, uncertain=True)
+            return self._unsure(tuple(s.technique for s in found), window)
         return decided
 
     def _agree(self, cue: str) -> float:

@@ -86,8 +86,10 @@ BATCH_MIN = 4
 
 def model_text(folded: str) -> str:
     """What the model reads of a casefolded prompt: the whole of it, or the head and tail of
-    a long one. Runs of blanks must not push a prompt out of what it reads: one that is short
-    with each run made one space is read so."""
+    a long one. A prompt that is short with each run of blanks made one space is read so
+    (the runs must not push it out of what is read); a longer one's head and tail are cut
+    from the text as written (as the model was trained), its :func:`windows` from the text
+    with the runs made one space."""
     if len(folded) <= HEAD_CHARS + TAIL_CHARS:
         return folded
     text = folded.strip()

@@ -1532,10 +1532,16 @@ def _is_leet(token: str) -> bool:
     return read.isalpha() and not core[0].isdigit() and not code
 
 
-_SAYS_ROT13 = re.compile(r"\brot\w*(?:\W+\w+){0,5}?\W*(?:13|thirteen)")
+_SAYS_ROT13 = re.compile(
+    r"\brot\w{0,12}?(?:\W{1,4}\w{1,24}){0,5}?\W{0,4}(?<![0-9])(?:13|thirteen)(?![0-9])"
+)
 """Rot13 named ("rot13", "rot_13", "ROT-13", "rotate each letter by 13", "a rotation of
 thirteen"): the ``decode`` cue also names hex, base64 and the rest, and "rot" alone is in
 "rotate" and "protocol" in every other program."""
+
+
+def _names_rot13(folded: str) -> bool:
+    return ("13" in folded or "thirteen" in folded) and _SAYS_ROT13.search(folded) is not None
 
 
 def _rot13(folded: str) -> bool:
@@ -1928,7 +1934,7 @@ def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal
     found: dict[str, Signal] = {}
     maybe = _MAYBE(folded)
     _worded(folded, found, maybe, passage=passage)
-    if "decode" in found and "rot" in folded and _SAYS_ROT13.search(folded) and _rot13(folded):
+    if "decode" in found and "rot" in folded and _names_rot13(folded) and _rot13(folded):
         found["rot13"] = Signal("obfuscation", True, "rot13")
     kind = _obfuscation(original, folded, maybe)
     if kind == SPELLED:  # a cue under the same name as the sure signal

@@ -230,7 +230,8 @@ def test_a_text_that_does_not_name_rot13_is_not_rotated(monkeypatch: pytest.Monk
     rotated: list[str] = []
     monkeypatch.setattr(attack_signals, "_rot13", lambda folded: bool(rotated.append(folded)))
     code = (
-        "def rotate(m):\n    # print the hex digest of each row, protocol v2\n    return m\n" * 50
+        "def rotate(m):\n    # the hex digest of each row, rotated 135 degrees (2013)\n    return m\n"
+        * 50
     )
     assert not any(s.cue == "rot13" for s in signals(code, fold(code)))
     assert rotated == []
@@ -432,6 +433,11 @@ def test_the_model_alone_needs_more_on_a_prompt_longer_than_it_reads_whole() -> 
     assert found(fair, long, alone_long=0.8).attack
     assert found(sure, long).attack and found(sure, long).techniques == (LEARNED,)
     assert not found(sure, long, alone=0.99).attack  # alone above alone_long counts
+    certain = AttackModel({"zork": 60.0}, 0.0, alone=0.67, agree=0.5)  # p is 1.0 exactly
+    for text in (short, long):
+        assert found(certain, text).attack
+        assert not found(certain, text, alone=1.0).attack  # 1: never
+    assert not found(certain, long, alone_long=1.0).attack
     assert AttackParams().alone_long == ALONE_LONG
 
 
@@ -459,6 +465,9 @@ def test_a_template_away_from_ordinary_words_in_a_long_prompt_is_read_in_a_windo
         got = AttackAttempt(AttackParams(**params), CheckContext(), model=fair).assess(hidden)
         assert not got.attack and got.uncertain == bool(params)  # for the judge
     assert got.p == pytest.approx(0.88, abs=0.01) and got.techniques == ()
+    cued = calm + neutral + "In a fictional story, " + template  # a cue the head did not confirm
+    got = AttackAttempt(AttackParams(uncertain=True), CheckContext(), model=fair).assess(cued)
+    assert got.uncertain and got.techniques == ("persona",)  # named for the judge
     near = neutral + calm + template + " " + calm + neutral  # in every window that holds it
     assert not found(near).attack
     assert (
