@@ -38,8 +38,8 @@ from .attack_model import (
     TAIL_CHARS,
     AttackModel,
     default_model,
-    long_text,
     model_text,
+    model_view,
     windows,
 )
 from .attack_planted import planted_task
@@ -240,10 +240,11 @@ class AttackAttempt(Check[AttackParams]):
             # The model learned prompts: on a passage it confirms cues but calls nothing alone
             # (on the written passages it found no injection alone and flagged benign ones),
             # so it reads no windows there either; nor where a sure signal decides.
-            long = [None if documents else long_text(f) for f in folded]
+            views = [model_view(f) for f in folded]
+            long = [None if documents else t for _, t in views]
             reads = [
-                [model_text(f), *windows(t)] if t is not None and not _sure(s) else [model_text(f)]
-                for f, t, s in zip(folded, long, found, strict=True)
+                [read, *windows(t)] if t is not None and not _sure(s) else [read]
+                for (read, _), t, s in zip(views, long, found, strict=True)
             ]
             # the request-and-suffix cue only lowers the bar of the suffix cue it comes with
             cues = [[s.cue for s in signal if s.cue != REQUEST_SUFFIX] for signal in found]

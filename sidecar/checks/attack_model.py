@@ -53,9 +53,9 @@ __all__ = [
     "AttackModel",
     "default_model",
     "features",
-    "long_text",
     "model_reads",
     "model_text",
+    "model_view",
     "named_features",
     "windows",
 ]
@@ -84,36 +84,33 @@ BATCH_MIN = 4
 (where the compiled scorer is not built; that one reads any number)."""
 
 
-def model_text(folded: str) -> str:
-    """What the model reads of a casefolded prompt: the whole of it, or the head and tail of
-    a long one. A prompt that is short with each run of blanks made one space is read so
-    (the runs must not push it out of what is read); a longer one's head and tail are cut
-    from the text as written (as the model was trained), its :func:`windows` from the text
-    with the runs made one space."""
+def model_view(folded: str) -> tuple[str, str | None]:
+    """What the model reads of a casefolded prompt, and the text a long one's windows are cut
+    from (None for a prompt it reads whole), its runs of blanks made one space once for both.
+    A prompt that is short with each run made one space is read so (the runs must not push it
+    out of what is read); a longer one's head and tail are cut from the text as written (as
+    the model was trained), its :func:`windows` from the text with the runs made one space
+    (blanks neither make a prompt long nor spread it thin)."""
     if len(folded) <= HEAD_CHARS + TAIL_CHARS:
-        return folded
+        return folded, None
     text = folded.strip()
     if len(text) <= HEAD_CHARS + TAIL_CHARS:
-        return text
+        return text, None
     joined = " ".join(text.split())
     if len(joined) <= HEAD_CHARS + TAIL_CHARS:
-        return joined
-    return text[:HEAD_CHARS] + " " + text[-TAIL_CHARS:]
+        return joined, None
+    return text[:HEAD_CHARS] + " " + text[-TAIL_CHARS:], joined
 
 
-def long_text(folded: str) -> str | None:
-    """A casefolded prompt's text with each run of blanks made one space, where that is longer
-    than the model reads whole (:data:`HEAD_CHARS` + :data:`TAIL_CHARS`): what its windows are
-    cut from (blanks neither make a prompt long nor spread it thin). None otherwise."""
-    if len(folded) <= HEAD_CHARS + TAIL_CHARS:
-        return None
-    text = " ".join(folded.split())
-    return text if len(text) > HEAD_CHARS + TAIL_CHARS else None
+def model_text(folded: str) -> str:
+    """What the model reads whole of a casefolded prompt (see :func:`model_view`): all of
+    it, or the head and tail of a long one."""
+    return model_view(folded)[0]
 
 
 def windows(text: str) -> list[str]:
-    """The windows the model reads of a long prompt's :func:`long_text`
-    (:data:`WINDOW_CHARS`)."""
+    """The windows the model reads of a long prompt's text with its runs of blanks made one
+    space (:func:`model_view`; :data:`WINDOW_CHARS`)."""
     if len(text) <= WINDOW_CHARS:
         return [text] if text else []
     found = []
@@ -134,9 +131,9 @@ def windows(text: str) -> list[str]:
 
 def model_reads(folded: str) -> list[str]:
     """What the model reads of a casefolded prompt: its :func:`model_text`, then, where it is
-    long (:func:`long_text`), its :func:`windows`."""
-    text = long_text(folded)
-    return [model_text(folded), *(windows(text) if text is not None else ())]
+    long, its :func:`windows`."""
+    read, text = model_view(folded)
+    return [read, *(windows(text) if text is not None else ())]
 
 
 def named_features(cues: Sequence[str], length: int) -> list[str]:
