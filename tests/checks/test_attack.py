@@ -9,7 +9,6 @@ import json
 import random
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -321,9 +320,7 @@ def test_many_copies_of_a_run_in_different_cases_cost_time_in_proportion() -> No
     run = "abcdefghijklmnopqrstuvwx"
     copies = ("".join(c.upper() if rng.random() < 0.5 else c for c in run) for _ in range(8000))
     text = " ".join(copies) + " \u00e9"
-    started = time.perf_counter()
-    signals(text, fold(text))
-    assert time.perf_counter() - started < 1.0
+    assert best_of_three(lambda: signals(text, fold(text))) < 1.0
 
 
 @pytest.mark.parametrize(

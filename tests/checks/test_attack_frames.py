@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -14,6 +13,7 @@ from sidecar.checks.attack_frames import PAYLOAD_MAX, framed_request
 from sidecar.checks.base import CheckContext
 from sidecar.checks.refusal_text import fold
 from sidecar.events import Event
+from tests.checks.timing import best_of_three
 from tools.written_prompts import written_rows
 
 
@@ -305,10 +305,7 @@ def test_a_text_longer_than_a_request_is_a_document() -> None:
     ],
 )
 def test_worst_inputs_are_read_in_bounded_time(text: str) -> None:
-    start = time.perf_counter()
-    framed(text)
-    UNSURE.assess_many([text])
-    assert time.perf_counter() - start < 1.0
+    assert best_of_three(lambda: (framed(text), UNSURE.assess_many([text]))) < 1.0
 
 
 def found_by_kind(

@@ -4,7 +4,6 @@ judge (sidecar/checks/attack_planted.py)."""
 from __future__ import annotations
 
 import collections
-import time
 
 import pytest
 
@@ -14,6 +13,7 @@ from sidecar.checks.attack_planted import planted_task
 from sidecar.checks.base import CheckContext
 from sidecar.checks.refusal_text import fold
 from sidecar.events import Event
+from tests.checks.timing import best_of_three
 from tools.written_prompts import written_rows, written_sets
 
 CHECK = AttackAttempt(AttackParams(), CheckContext())
@@ -228,10 +228,18 @@ def test_an_order_the_document_quotes_as_an_example_is_not_read(line: str) -> No
 def test_long_documents_are_read_in_proportion(unit: str) -> None:
     """Each search's repeats are bounded: 100 KB of near misses, and an order at their end,
     read in a fraction of a second."""
-    started = time.perf_counter()
-    for end in ("in your response", "should tell", ", say", "reply with", "write a poem", ": do"):
-        planted_task("intro line here\n\n" + unit * (100_000 // len(unit)) + end + "\n\nq?")
-    assert time.perf_counter() - started < 1.0
+    texts = [
+        "intro line here\n\n" + unit * (100_000 // len(unit)) + end + "\n\nq?"
+        for end in (
+            "in your response",
+            "should tell",
+            ", say",
+            "reply with",
+            "write a poem",
+            ": do",
+        )
+    ]
+    assert best_of_three(lambda: [planted_task(text) for text in texts]) < 1.0
 
 
 def test_the_written_sets_of_planted_orders_keep_their_figures() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import time
 from typing import Any
 
 import pytest
@@ -22,6 +21,7 @@ from sidecar.checks.fuzzy import (
     work,
 )
 from sidecar.events import Event
+from tests.checks.timing import best_of_three, timed
 
 EV = Event(id="e1", response="r")
 
@@ -118,9 +118,7 @@ def test_target_without_letters_rejected_at_construction() -> None:
 def test_huge_input_is_bounded(scorer: str) -> None:
     check = make(target=[f"phrase number {i}" for i in range(20)], scorer=scorer, threshold=80)
     text = "lorem ipsum dolor sit amet " * 7_400
-    start = time.perf_counter()
-    check(text, EV)
-    assert time.perf_counter() - start < 1.0
+    assert best_of_three(lambda: check(text, EV)) < 1.0
 
 
 def _words(n: int, seed: int) -> str:
@@ -166,9 +164,8 @@ def test_a_text_nothing_like_the_targets_is_read_in_bounded_time(
     targets = [_words(length, i) for i in range(count)]
     check = make(target=targets, scorer=scorer, preprocess=False)
     long = _CHINESE if text == "chinese" else "a" * 1_000_000
-    start = time.perf_counter()
-    result = check(long, EV)
-    assert time.perf_counter() - start < 2.0
+    result, seconds = timed(lambda: check(long, EV))
+    assert seconds < 2.0
     assert result.detail is not None and "characters read: size bound" in result.detail
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -12,6 +11,7 @@ from sidecar.checks import CheckContext, get_check
 from sidecar.checks.base import Check, CheckResult
 from sidecar.checks.pii import IBAN_LENGTHS, SecretParams, iban_valid, luhn_valid
 from sidecar.events import Event
+from tests.checks.timing import best_of_three
 
 EV = Event(id="e1", response="r")
 
@@ -357,9 +357,7 @@ NAMES = [
 def test_huge_adversarial_input_is_linear(name: str) -> None:
     check = make(name)
     for text in ADVERSARIAL:
-        start = time.perf_counter()
-        check(text, EV)
-        elapsed = time.perf_counter() - start
+        elapsed = best_of_three(lambda: check(text, EV))  # noqa: B023 (called at once)
         assert elapsed < 0.5, (name, text[:12], elapsed)
 
 
