@@ -200,6 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     counts = source_counts(rows)
     started = time.perf_counter()
     tail = fit_tail(rows)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     tail_out = args.out.with_name(TAIL_FILE)
     tail.save(tail_out)
     replace_tail_model(tail)  # the signals (features of the model) read these counts

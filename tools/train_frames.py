@@ -136,6 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "fpr_budget": FPR_BUDGET,
         "out_of_fold_recall": round(recall, 4),
     }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     model.save(args.out)
     print(
         f"threshold {alone}: out-of-fold recall {recall:.3f} of {len(framed)} framed requests; "

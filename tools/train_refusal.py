@@ -439,6 +439,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "held_out_accuracy": round(best.accuracy, 4),
     }
     model = fit(rows, best.C, veto=best.veto, alone=best.alone, meta=meta)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     model.save(args.out)
     in_sample = evaluate(_check(model, best.veto, best.alone), rows)
     print(

@@ -260,7 +260,7 @@ def test_the_trainer_writes_a_model_that_loads(tmp_path: Path) -> None:
         for i, text in enumerate(benign):
             row = {"id": f"t0_tasks:{i}", "source": "t0_tasks", "prompt": f"{text} ({i})"}
             fh.write(json.dumps({**row, "attack": False}) + "\n")
-    out = tmp_path / "frame.json.gz"
+    out = tmp_path / "models" / "frame.json.gz"  # a directory made for it
     assert train_frames.main(["--data", str(data), "--out", str(out), "--sets", "framed_b"]) == 0
     from sidecar.checks.attack_model import AttackModel
 
