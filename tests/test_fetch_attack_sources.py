@@ -15,6 +15,7 @@ import pytest
 
 from tools.build_embedded import ATTACK_ROWS, BENIGN_ROWS, FRAMES
 from tools.fetch_detector_data import (
+    ALPACA_EVAL_FILE,
     ARENA_PER_FILE,
     ARTPROMPT_FONTS,
     ARTPROMPT_GOALS,
@@ -566,6 +567,7 @@ def test_the_fetch_script_and_the_trainer_hold_out_the_same_sources() -> None:
         "embedded_tasks",
         "pap_examples",
         "staqc_sql_titles",
+        "alpaca_eval_chat",
     }
     assert not held & set(ATTACK_TRAINING)
     technical = {
@@ -820,3 +822,30 @@ def test_held_out_rows_a_training_source_holds_are_dropped_and_counted(tmp_path:
     kept = drop_overlap(Finished(rows, Counter({"empty": 2})), seen)
     assert [r["prompt"] for r in kept.records] == ["Fix my SQL query.", "Write a tune."]
     assert kept.dropped == Counter({"empty": 2, "overlaps_training": 1})
+
+
+def test_alpaca_eval_chat_keeps_every_set_but_self_instruct_s_and_refuses_a_row_without_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mirror = tmp_path / "mirror"
+    items = [
+        {"dataset": "oasst", "instruction": "How do I descale a kettle?", "output": "x"},
+        {"dataset": "selfinstruct", "instruction": "Rewrite this email politely.", "output": "x"},
+        {"dataset": "koala", "instruction": "Explain RAID 5 in two lines.", "output": "x"},
+        {"dataset": "helpful_base", "instruction": "What should I pack for Iceland?"},
+    ]
+    _write(mirror / "tatsu-lab+alpaca_eval", {ALPACA_EVAL_FILE: json.dumps(items)})
+    out = tmp_path / "out"
+    assert main(["--mirror", str(mirror), "--out", str(out), "--only", "alpaca_eval_chat"]) == 0
+    lines = (out / "alpaca_eval_chat.jsonl").read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in lines]
+    assert [(r["raw_label"], r["prompt"]) for r in rows] == [
+        ("oasst", "How do I descale a kettle?"),
+        ("koala", "Explain RAID 5 in two lines."),
+        ("helpful_base", "What should I pack for Iceland?"),
+    ]
+    assert all(r["attack"] is False and r["technique"] is None for r in rows)
+    items.append({"dataset": "vicuna", "instruction": None})
+    _write(mirror / "tatsu-lab+alpaca_eval", {ALPACA_EVAL_FILE: json.dumps(items)})
+    assert main(["--mirror", str(mirror), "--out", str(out), "--only", "alpaca_eval_chat"]) == 1
+    assert "an instruction without text" in capsys.readouterr().err

@@ -1595,6 +1595,30 @@ def convert_staqc_sql_titles(reader: RepoReader) -> list[Record]:
     return _sample(rows, STAQC_ROWS)
 
 
+ALPACA_EVAL_FILE = "results/gpt4/model_outputs.json"
+"""AlpacaEval's 805 instructions, with one model's answers (not read)."""
+ALPACA_EVAL_OWN = "selfinstruct"
+"""The part of AlpacaEval that is Self-Instruct's user-oriented set (``self_instruct_user``)."""
+
+
+def convert_alpaca_eval_chat(reader: RepoReader) -> list[Record]:
+    """AlpacaEval's instructions but Self-Instruct's (read as ``self_instruct_user``): chat
+    requests from OpenAssistant's volunteers, Koala's and Vicuna's test questions and
+    Anthropic's helpful-base conversations (their first turns), each as its set gives it.
+    Benign: its authors chose them to judge how helpful an answer is."""
+    items = json.loads(reader.read(ALPACA_EVAL_FILE))
+    if not isinstance(items, list):
+        raise SourceError(f"alpaca_eval_chat: {ALPACA_EVAL_FILE} is not a list")
+    rows: list[Record] = []
+    for item in items:
+        text, dataset = item.get("instruction"), item.get("dataset")
+        if not isinstance(text, str) or not isinstance(dataset, str):
+            raise SourceError("alpaca_eval_chat: an instruction without text or set")
+        if dataset != ALPACA_EVAL_OWN:
+            rows.append(attack_record(prompt=text, attack=False, technique=None, raw_label=dataset))
+    return rows
+
+
 GORILLA_INSTRUCTION = re.compile(r"###\s*Instruction:(.*?)(?:###\s*Output:|$)", re.S)
 GORILLA_INPUT = re.compile(r"\n?###\s*Input:\s*")
 
@@ -1776,6 +1800,7 @@ ATTACK_SOURCES = (
     "college_math",
     "gorilla_apibench",
     "staqc_sql_titles",
+    "alpaca_eval_chat",
 )
 """The sources of the ``attack_attempt`` detector: prompts labelled attack or not."""
 ATTACK_HELD_OUT = frozenset(
@@ -1791,6 +1816,7 @@ ATTACK_HELD_OUT = frozenset(
         "cipherchat",
         "arena_hard_rest",
         "staqc_sql_titles",
+        "alpaca_eval_chat",
         "artprompt",
         "embedded_tasks",
         "pap_examples",
@@ -2142,6 +2168,14 @@ SOURCES: tuple[Source, ...] = (
         "81b74afb40b2c57b34a92ad94a67ade0c305d101",
         (STAQC_SQL_TITLES,),
         convert_staqc_sql_titles,
+        default=False,
+    ),
+    Source(
+        "alpaca_eval_chat",
+        "tatsu-lab/alpaca_eval",
+        "cd543a149df89434d8a54582c0151c0b945c3d20",
+        (ALPACA_EVAL_FILE,),
+        convert_alpaca_eval_chat,
         default=False,
     ),
 )
