@@ -849,3 +849,6 @@ def test_alpaca_eval_chat_keeps_every_set_but_self_instruct_s_and_refuses_a_row_
     _write(mirror / "tatsu-lab+alpaca_eval", {ALPACA_EVAL_FILE: json.dumps(items)})
     assert main(["--mirror", str(mirror), "--out", str(out), "--only", "alpaca_eval_chat"]) == 1
     assert "an instruction without text" in capsys.readouterr().err
+    _write(mirror / "tatsu-lab+alpaca_eval", {ALPACA_EVAL_FILE: json.dumps([*items[:3], "x"])})
+    assert main(["--mirror", str(mirror), "--out", str(out), "--only", "alpaca_eval_chat"]) == 1
+    assert "an item that is not an object" in capsys.readouterr().err

@@ -1611,6 +1611,8 @@ def convert_alpaca_eval_chat(reader: RepoReader) -> list[Record]:
         raise SourceError(f"alpaca_eval_chat: {ALPACA_EVAL_FILE} is not a list")
     rows: list[Record] = []
     for item in items:
+        if not isinstance(item, dict):
+            raise SourceError("alpaca_eval_chat: an item that is not an object")
         text, dataset = item.get("instruction"), item.get("dataset")
         if not isinstance(text, str) or not isinstance(dataset, str):
             raise SourceError("alpaca_eval_chat: an instruction without text or set")

@@ -43,8 +43,8 @@ def best_of_three(run: Callable[[], object]) -> float:
 
 
 def ratio(run: Callable[[], object], reference: Callable[[], object], rounds: int = 5) -> float:
-    """How many times ``reference`` ``run`` costs: the shortest of ``rounds`` runs of each, taken
-    in turn so that a loaded machine slows both alike."""
+    """The cost of ``run`` over the cost of ``reference``: the shortest of ``rounds`` runs of
+    each, taken in turn so that a loaded machine slows both alike."""
     runs: list[float] = []
     references: list[float] = []
     with quiet():
