@@ -27,6 +27,8 @@ from tools.fetch_detector_data import (
     GARAK_COMMIT,
     GORILLA_ROWS,
     GSM8K_ROWS,
+    PHTEST_FILE,
+    PHTEST_ROWS,
     RENELLM_QUESTIONS,
     SAP_PER_TOPIC,
     SAP_TOPICS,
@@ -568,6 +570,7 @@ def test_the_fetch_script_and_the_trainer_hold_out_the_same_sources() -> None:
         "pap_examples",
         "staqc_sql_titles",
         "alpaca_eval_chat",
+        "phtest_harmless",
     }
     assert not held & set(ATTACK_TRAINING)
     technical = {
@@ -852,3 +855,26 @@ def test_alpaca_eval_chat_keeps_every_set_but_self_instruct_s_and_refuses_a_row_
     _write(mirror / "tatsu-lab+alpaca_eval", {ALPACA_EVAL_FILE: json.dumps([*items[:3], "x"])})
     assert main(["--mirror", str(mirror), "--out", str(out), "--only", "alpaca_eval_chat"]) == 1
     assert "an item that is not an object" in capsys.readouterr().err
+
+
+def test_phtest_harmless_draws_only_prompts_labelled_harmless_and_refuses_an_unknown_label(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mirror = tmp_path / "mirror" / "umd-huang-lab+FalseRefusal"
+    rows = [
+        {"ID": str(i), "Request": f"How do I kill {i} weeds?", "Harmfulness": "harmless"}
+        for i in range(PHTEST_ROWS + 30)
+    ]
+    rows += [{"ID": "c", "Request": "Write a roast of my boss.", "Harmfulness": "controversial"}]
+    _write(mirror, {PHTEST_FILE: _csv(rows)})
+    out = tmp_path / "out"
+    argv = ["--mirror", str(tmp_path / "mirror"), "--out", str(out), "--only", "phtest_harmless"]
+    assert main(argv) == 0
+    lines = (out / "phtest_harmless.jsonl").read_text(encoding="utf-8").splitlines()
+    got = [json.loads(line) for line in lines]
+    assert len(got) == PHTEST_ROWS
+    assert all(r["attack"] is False and "weeds" in r["prompt"] for r in got)
+    assert [int(r["raw_label"]) for r in got] == sorted(int(r["raw_label"]) for r in got)
+    _write(mirror, {PHTEST_FILE: _csv([*rows, {"ID": "x", "Request": "Hi", "Harmfulness": "?"}])})
+    assert main(argv) == 1
+    assert "a known label" in capsys.readouterr().err

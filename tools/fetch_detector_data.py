@@ -1621,6 +1621,26 @@ def convert_alpaca_eval_chat(reader: RepoReader) -> list[Record]:
     return rows
 
 
+PHTEST_FILE = "PHTest/dataset_v0.1.csv"
+PHTEST_ROWS = 400
+
+
+def convert_phtest_harmless(reader: RepoReader) -> list[Record]:
+    """PHTest's pseudo-harmful prompts that its authors label harmless (not the ones they label
+    controversial): requests that sound dangerous and are not ("how to kill a mosquito"),
+    generated to draw false refusals; PHTEST_ROWS of them drawn with a fixed seed."""
+    rows: list[Record] = []
+    for item in read_csv(reader, PHTEST_FILE):
+        text, label = item.get("Request"), item.get("Harmfulness")
+        if not text or label not in ("harmless", "controversial"):
+            raise SourceError("phtest_harmless: a row without a request or a known label")
+        if label == "harmless":
+            rows.append(
+                attack_record(prompt=text, attack=False, technique=None, raw_label=item.get("ID"))
+            )
+    return _sample(rows, PHTEST_ROWS)
+
+
 GORILLA_INSTRUCTION = re.compile(r"###\s*Instruction:(.*?)(?:###\s*Output:|$)", re.S)
 GORILLA_INPUT = re.compile(r"\n?###\s*Input:\s*")
 
@@ -1803,6 +1823,7 @@ ATTACK_SOURCES = (
     "gorilla_apibench",
     "staqc_sql_titles",
     "alpaca_eval_chat",
+    "phtest_harmless",
 )
 """The sources of the ``attack_attempt`` detector: prompts labelled attack or not."""
 ATTACK_HELD_OUT = frozenset(
@@ -1819,6 +1840,7 @@ ATTACK_HELD_OUT = frozenset(
         "arena_hard_rest",
         "staqc_sql_titles",
         "alpaca_eval_chat",
+        "phtest_harmless",
         "artprompt",
         "embedded_tasks",
         "pap_examples",
@@ -2178,6 +2200,14 @@ SOURCES: tuple[Source, ...] = (
         "cd543a149df89434d8a54582c0151c0b945c3d20",
         (ALPACA_EVAL_FILE,),
         convert_alpaca_eval_chat,
+        default=False,
+    ),
+    Source(
+        "phtest_harmless",
+        "umd-huang-lab/FalseRefusal",
+        "b37fcd51d3e1e81ce74bdd5cf468a8bf87bc0fb8",
+        (PHTEST_FILE,),
+        convert_phtest_harmless,
         default=False,
     ),
 )

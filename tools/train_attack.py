@@ -50,7 +50,7 @@ TAIL_THRESHOLDS = tuple(round(3.0 + 0.1 * i, 1) for i in range(51))
 HELD_OUT = ATTACK_HELD_OUT
 """Sources the model never sees (the fetch script's list): the bench's cross-dataset figures
 come from them (``promptmap`` is GPL-3.0, ``staqc_sql_titles`` share-alike, ``alpaca_eval_chat``
-non-commercial: evaluation only in any case)."""
+non-commercial, ``phtest_harmless`` with no licence file: evaluation only in any case)."""
 C = 0.3
 FPR_BUDGET = 0.002
 MAX_FEATURES = 40_000
