@@ -1660,9 +1660,11 @@ def _odd(token: str) -> bool:
 
 
 def _changes_case(word: str) -> bool:
-    """Whether a word of four letters or more changes case after its first letter."""
+    """Whether a word of four letters or more changes case after its first letter: it has a
+    small letter and a capital there (a word of a script without case, Chinese or Thai, has
+    neither)."""
     rest = word[1:]
-    return len(word) > 3 and not rest.islower() and not rest.isupper()
+    return len(word) > 3 and rest != rest.lower() and rest != rest.upper()
 
 
 _ODD_QUICK = re.compile(r"[\[\](){}<>\\|^`~*+]+|[a-z][A-Z]|[A-Z][A-Z][a-z]")

@@ -770,6 +770,24 @@ def test_a_tail_that_closes_every_bracket_it_opens_is_no_suffix(
     assert [s for s in signals(text, fold(text)) if s.technique == "adversarial_suffix"]
 
 
+def test_words_of_a_script_without_case_are_not_odd_tokens() -> None:
+    """A word changes case where it holds a small letter and a capital after its first; a
+    Chinese or Thai word holds neither (it was read as changing case: a Chinese message with
+    an English line and a bracket was handed to the judge as an optimised suffix)."""
+    assert not attack_signals._odd("\u4f1a\u8bae\u5ba4\u5f00\u4f1a")
+    assert not attack_signals._odd("\u0e2a\u0e27\u0e31\u0e2a\u0e14\u0e35")
+    assert attack_signals._odd("IXancouver") and attack_signals._odd("pour\u00c9crire")
+    text = (
+        "Can you help me understand this? \u6211\u4eec\u660e\u5929\u4e0a\u5348\u5341\u70b9"
+        " \u8ba8\u8bba\u9879\u76ee\u8fdb\u5ea6\u5b89\u6392 \u8bf7\u51c6\u65f6\u53c2"
+        "\u52a0\u4f1a\u8bae \u8c22\u8c22\u5927\u5bb6\u7684\u914d\u5408 \u5982\u6709"
+        "\u95ee\u9898\u8bf7\u8054\u7cfb (\u7535\u8bdd \u4e00\u4e8c\u4e09\u56db\u4e94"
+        "\u516d or mail]"
+    )
+    assert attack_signals._suffix(text) == (0, "")
+    assert not make(uncertain=True).assess(text).uncertain
+
+
 def test_the_marks_that_quote_an_emails_lines_are_not_odd_tokens() -> None:
     """An e-mail quoted with ">" ends on a run of lone ">" marks: not an optimised suffix."""
     lines = [
