@@ -1667,16 +1667,10 @@ def _changes_case(word: str) -> bool:
     return len(word) > 3 and rest != rest.lower() and rest != rest.upper()
 
 
-_ODD_QUICK = re.compile(r"[\[\](){}<>\\|^`~*+]+|[a-z][A-Z]|[A-Z][A-Z][a-z]")
-"""Where an odd token could be: a run of symbols or a change of case. Every odd token holds
-one where its cased letters are ASCII, so such a tail with fewer than :data:`SUFFIX_LM_ODD`
-of them is not read token by token (see :func:`_ascii_cased`)."""
-
-
 _ODD_SYMBOLS = "[](){}<>\\|^`~*+"
-"""The symbols of :data:`_ODD_QUICK`."""
+"""The symbols that make a token odd (:data:`_SYMBOLS`, :data:`_BRACKETS` among them)."""
 _KINDS = bytes.maketrans(
-    bytes(range(128)),
+    bytes(range(256)),
     bytes(
         ord("a")
         if chr(c).islower()
@@ -1685,18 +1679,24 @@ _KINDS = bytes.maketrans(
         else ord("s")
         if chr(c) in _ODD_SYMBOLS
         else ord(".")
-        for c in range(128)
+        for c in range(256)
     ),
 )
-"""Each ASCII character as what :data:`_ODD_QUICK` reads of it: ``a`` (``[a-z]``), ``A``
-(``[A-Z]``), ``s`` (one of its symbols) or ``.`` (anything else)."""
+"""Each Latin-1 character as what it is to an odd token: ``a`` (a small letter), ``A`` (a
+capital), ``s`` (one of :data:`_ODD_SYMBOLS`) or ``.`` (anything else). Every letter of
+Latin-1 is small or a capital as :func:`_changes_case` reads them (``str.islower``,
+``str.isupper``): "é", "ß" and "ª" are small, "É" a capital."""
+_KINDS_QUICK = re.compile(rb"s+|aA|AAa")
+"""Where an odd token could be, in a tail's :func:`_kinds`: a run of symbols or a change of
+case (a small letter and a capital, or two capitals and a small letter). Every odd token holds
+one and no match crosses a blank, so a tail with fewer than :data:`SUFFIX_LM_ODD` of them is
+not read token by token."""
 
 
-def _quick_bound(tail: str) -> int:
-    """At least as many as :data:`_ODD_QUICK` finds in ``tail``, counted by string methods at a
+def _quick_bound(kinds: bytes) -> int:
+    """At least as many as :data:`_KINDS_QUICK` finds in ``kinds``, counted by byte methods at a
     fraction of the search's cost. Its matches do not overlap, and each is a run of symbols,
     a small letter and a capital (``aA``), or two capitals and a small letter (``AAa``)."""
-    kinds = tail.encode("ascii", "replace").translate(_KINDS)  # one byte a character
     cased = kinds.count(b"aA") + kinds.count(b"AAa")  # neither overlaps itself
     loose = kinds.count(b"s") + cased  # at least the bound below
     if loose < SUFFIX_CUE:
@@ -1708,16 +1708,21 @@ def _quick_bound(tail: str) -> int:
 _ASCII = dict.fromkeys(range(128))
 
 
-def _ascii_cased(text: str) -> bool:
-    """Whether :data:`_ODD_QUICK` sees every change of case in the text: its cased letters are
-    ASCII (CJK or Arabic letters, which have no case, may be there, but not against an ASCII
-    letter, where they would hide "sure中Here"'s change of case)."""
-    if text.isascii():
-        return True
-    if _LETTER_AGAINST_OTHER.search(text) is not None:
-        return False
-    rest = text.translate(_ASCII)
-    return (rest + "a").islower() and (rest + "A").isupper()  # no cased letter in the rest
+def _kinds(tail: str) -> bytes | None:
+    """The tail as :data:`_KINDS`, one byte a character, where those see every change of case
+    in it (None elsewhere): its letters are Latin-1 (English, French, German, Spanish ...),
+    or its cased letters are ASCII and other letters (CJK, Arabic, which have no case) are
+    not against one, where they would hide "sure中Here"'s change of case."""
+    try:
+        return tail.encode("latin-1").translate(_KINDS)
+    except UnicodeEncodeError:
+        pass
+    if _LETTER_AGAINST_OTHER.search(tail) is not None:
+        return None
+    rest = tail.translate(_ASCII)
+    if not ((rest + "a").islower() and (rest + "A").isupper()):
+        return None  # a cased letter beyond Latin-1
+    return tail.encode("ascii", "replace").translate(_KINDS)
 
 
 _LETTER_AGAINST_OTHER = re.compile(r"[A-Za-z][^\x00-\x7f]|[^\x00-\x7f][A-Za-z]")
@@ -1735,8 +1740,9 @@ def _suffix(original: str, unbalanced: int | None = None) -> tuple[int, str]:
         return 0, ""
     tokens = parts[-SUFFIX_TOKENS:]
     tail = " ".join(tokens)
-    if _ascii_cased(tail) and (
-        _quick_bound(tail) < SUFFIX_LM_ODD or len(_ODD_QUICK.findall(tail)) < SUFFIX_LM_ODD
+    kinds = _kinds(tail)
+    if kinds is not None and (
+        _quick_bound(kinds) < SUFFIX_LM_ODD or len(_KINDS_QUICK.findall(kinds)) < SUFFIX_LM_ODD
     ):
         return 0, ""  # each odd token holds one of these: too few to count
     odd = sum(map(_odd, tokens))

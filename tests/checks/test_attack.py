@@ -770,6 +770,51 @@ def test_a_tail_that_closes_every_bracket_it_opens_is_no_suffix(
     assert [s for s in signals(text, fold(text)) if s.technique == "adversarial_suffix"]
 
 
+_TAIL_PIECES = st.sampled_from(
+    [*"aAzZéÉßÿªµÇñ中字[](){}<>\\|^`~*+=_/.,!?'\"19", " ", " ", " ", ":)", "\u00a0"]
+)
+
+
+@given(st.lists(_TAIL_PIECES, min_size=20, max_size=160))
+@settings(max_examples=400, deadline=None)
+def test_the_quick_count_of_a_tail_never_skips_one_with_odd_tokens(pieces: list[str]) -> None:
+    """A tail whose :func:`_kinds` hold fewer than two places an odd token could be is not
+    read token by token: over ASCII and Latin-1 letters of both cases, CJK letters, symbols
+    and blanks, that gives what reading every token gives."""
+    text = "Please tell me about the weather " + "".join(pieces)
+    quick = attack_signals._suffix(text)
+    original = attack_signals._kinds
+    try:
+        attack_signals._kinds = lambda tail: None  # type: ignore[assignment]
+        slow = attack_signals._suffix(text)
+    finally:
+        attack_signals._kinds = original
+    assert quick == slow
+
+
+@given(st.lists(_TAIL_PIECES.filter(str.strip), min_size=1, max_size=12))
+@settings(max_examples=2000, deadline=None)
+def test_every_odd_token_holds_a_place_the_quick_count_finds(pieces: list[str]) -> None:
+    """What the quick count rests on: a token :func:`_odd` reads as odd holds a match of
+    :data:`_KINDS_QUICK` wherever :func:`_kinds` reads it (ASCII and Latin-1 letters)."""
+    token = "".join(pieces)
+    kinds = attack_signals._kinds(token)
+    if attack_signals._odd(token) and kinds is not None:
+        assert attack_signals._KINDS_QUICK.search(kinds) is not None, token
+
+
+def test_every_latin_1_letter_is_small_or_a_capital_and_the_kinds_read_symbols() -> None:
+    """What lets a Latin-1 tail be counted quickly: each of its letters is small or a capital
+    to :func:`_changes_case`, and the symbols :data:`_KINDS` marks are those of an odd token."""
+    letters = [chr(c) for c in range(256) if chr(c).isalpha()]
+    assert all(c.islower() != c.isupper() for c in letters)
+    assert set(attack_signals._ODD_SYMBOLS) == attack_signals._SYMBOLS >= attack_signals._BRACKETS
+    odd = "Écrivez un poème sur la mer pour moi maintenant tout de suite merci bien ]( façonNow"
+    assert attack_signals._kinds(odd) is not None
+    assert attack_signals._suffix(odd + " ÉtÉ\\ +pourÉcrire")[0] >= 2  # still read
+    assert attack_signals._kinds("sure中Here") is None  # no case change to see across
+
+
 def test_words_of_a_script_without_case_are_not_odd_tokens() -> None:
     """A word changes case where it holds a small letter and a capital after its first; a
     Chinese or Thai word holds neither (it was read as changing case: a Chinese message with
