@@ -878,3 +878,44 @@ def test_phtest_harmless_draws_only_prompts_labelled_harmless_and_refuses_an_unk
     _write(mirror, {PHTEST_FILE: _csv([*rows, {"ID": "x", "Request": "Hi", "Harmfulness": "?"}])})
     assert main(argv) == 1
     assert "a known label" in capsys.readouterr().err
+
+
+def test_arena_hard_scripts_holds_the_questions_in_other_scripts_that_the_samples_drop(
+    tmp_path: Path,
+) -> None:
+    mirror = tmp_path / "mirror"
+    first = [{"uid": f"a{i}", "prompt": f"Question {i} about SQL."} for i in range(ARENA_PER_FILE)]
+    first += [
+        {
+            "uid": "zh",
+            "prompt": "\u8bf7\u89e3\u91ca\u4e00\u4e0b\u8fd9\u6bb5\u4ee3\u7801\u7684\u4f5c\u7528",
+        },
+        {
+            "uid": "ru",
+            "prompt": "\u041e\u0431\u044a\u044f\u0441\u043d\u0438 \u044d\u0442\u043e\u0442 \u043a\u043e\u0434",
+        },
+    ]
+    second = [
+        {"uid": "ja", "prompt": "\u3053\u306e\u30b3\u30fc\u30c9\u3092\u8aac\u660e\u3057\u3066"}
+    ]
+    second += [{"uid": "b0", "prompt": "Fix this regex."}]
+    _write(
+        mirror / "lmarena+arena-hard-auto",
+        {
+            "data/arena-hard-v0.1/question.jsonl": _jsonl(first),
+            "data/arena-hard-v2.0/question.jsonl": _jsonl(second),
+        },
+    )
+    out = tmp_path / "out"
+    names = ["arena_hard", "arena_hard_rest", "arena_hard_scripts"]
+    assert main(["--mirror", str(mirror), "--out", str(out), "--only", *names]) == 0
+
+    def uids(name: str) -> set[str]:
+        lines = (out / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+        return {str(json.loads(line)["meta"]["uid"]) for line in lines}
+
+    assert uids("arena_hard_scripts") == {"zh", "ru", "ja"}
+    assert not {"zh", "ru", "ja"} & (uids("arena_hard") | uids("arena_hard_rest"))
+    stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
+    assert stats["arena_hard_scripts"]["dropped"] == {}
+    assert sum(stats[n]["dropped"].get("not_latin_script", 0) for n in names[:2]) == 3

@@ -408,8 +408,9 @@ class Finished:
     dropped: Counter[str]
 
 
-def finish(source: str, rows: list[Record]) -> Finished:
-    """Number the rows, drop empty and non-Latin responses and duplicate responses."""
+def finish(source: str, rows: list[Record], *, latin_only: bool = True) -> Finished:
+    """Number the rows, drop empty and (with ``latin_only``) non-Latin responses and duplicate
+    responses."""
     dropped: Counter[str] = Counter()
     kept: list[Record] = []
     for n, row in enumerate(rows):
@@ -417,7 +418,7 @@ def finish(source: str, rows: list[Record]) -> Finished:
         if not response.strip():
             dropped["empty_response"] += 1
             continue
-        if not is_latin_script(response):
+        if latin_only and not is_latin_script(response):
             dropped["not_latin_script"] += 1
             continue
         kept.append({"id": f"{source}:{n}", "source": source, **row})
@@ -448,6 +449,8 @@ class Source:
     convert: Callable[[RepoReader], list[Record]]
     # False: built only when named with --only (not reachable from every build machine).
     default: bool = True
+    # False: prompts in other scripts are kept (every other source keeps Latin script only).
+    latin_only: bool = True
 
 
 def convert_gptfuzz(reader: RepoReader) -> list[Record]:
@@ -1493,6 +1496,14 @@ def _arena_questions(reader: RepoReader, taken: bool) -> list[Record]:
     return rows
 
 
+def convert_arena_hard_scripts(reader: RepoReader) -> list[Record]:
+    """Arena-Hard's questions in other scripts than Latin (Chinese, Russian, Japanese, Korean
+    ...), from both versions: real users' requests that ``arena_hard`` and ``arena_hard_rest``
+    drop with every prompt not mostly in Latin letters."""
+    rows = _arena_questions(reader, taken=True) + _arena_questions(reader, taken=False)
+    return [row for row in rows if not is_latin_script(str(row["prompt"]))]
+
+
 def convert_arena_hard(reader: RepoReader) -> list[Record]:
     """Arena-Hard's questions: prompts real users sent to Chatbot Arena, chosen by its
     authors as hard, ordinary tasks (coding, maths, writing). ARENA_PER_FILE of each version,
@@ -1824,6 +1835,7 @@ ATTACK_SOURCES = (
     "staqc_sql_titles",
     "alpaca_eval_chat",
     "phtest_harmless",
+    "arena_hard_scripts",
 )
 """The sources of the ``attack_attempt`` detector: prompts labelled attack or not."""
 ATTACK_HELD_OUT = frozenset(
@@ -1841,6 +1853,7 @@ ATTACK_HELD_OUT = frozenset(
         "staqc_sql_titles",
         "alpaca_eval_chat",
         "phtest_harmless",
+        "arena_hard_scripts",
         "artprompt",
         "embedded_tasks",
         "pap_examples",
@@ -2210,6 +2223,15 @@ SOURCES: tuple[Source, ...] = (
         convert_phtest_harmless,
         default=False,
     ),
+    Source(
+        "arena_hard_scripts",
+        "lmarena/arena-hard-auto",
+        "196f6b826783b3da7310e361a805fa36f0be83f3",
+        ARENA_FILES,
+        convert_arena_hard_scripts,
+        default=False,
+        latin_only=False,
+    ),
 )
 
 
@@ -2246,7 +2268,7 @@ def build(
     training: set[str] | None = None,
 ) -> dict[str, Any]:
     reader = RepoReader(source.repo, source.commit, mirror, timeout)
-    finished = finish(source.name, source.convert(reader))
+    finished = finish(source.name, source.convert(reader), latin_only=source.latin_only)
     if training is not None and source.name in ATTACK_HELD_OUT:
         finished = drop_overlap(finished, training)
     write_jsonl(out / f"{source.name}.jsonl", finished.records)
