@@ -1705,7 +1705,9 @@ def _quick_bound(kinds: bytes) -> int:
     return symbol_runs + kinds.startswith(b"s") + cased
 
 
-_ASCII = dict.fromkeys(range(128))
+_ASCII_RUN = re.compile("[\x00-\x7f]+")
+"""ASCII, to take out of a text: ``str.translate`` with a table that deletes them costs four
+times as much on a text of other scripts (24 us for 600 characters of Chinese, against 6)."""
 
 
 def _kinds(tail: str) -> bytes | None:
@@ -1719,7 +1721,7 @@ def _kinds(tail: str) -> bytes | None:
         pass
     if _LETTER_AGAINST_OTHER.search(tail) is not None:
         return None
-    rest = tail.translate(_ASCII)
+    rest = _ASCII_RUN.sub("", tail)
     if not ((rest + "a").islower() and (rest + "A").isupper()):
         return None  # a cased letter beyond Latin-1
     return tail.encode("ascii", "replace").translate(_KINDS)

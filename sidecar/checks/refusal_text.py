@@ -53,6 +53,25 @@ def _replace(m: re.Match[str]) -> str:
     return _REPLACE.get(m.group(), "")
 
 
+_NARROWED = re.compile("[\u3000\uff01-\uff5e]")
+"""The ideographic space and the full-width forms of ASCII, which NFKC makes the ASCII
+character each stands for. Chinese and Japanese text is full of them (the full-width comma,
+colon, question mark and brackets), and one is enough for NFKC to rebuild the whole text:
+about 60 us a KB, against 1 for a text NFKC leaves as it is."""
+_NARROW = {c: unicodedata.normalize("NFKC", c) for c in map(chr, (0x3000, *range(0xFF01, 0xFF5F)))}
+
+
+def _nfkc(text: str) -> str:
+    """``unicodedata.normalize("NFKC", text)``, with each of :data:`_NARROWED` made what NFKC
+    makes it first, by ``str.replace``: a character replaced by its own NFKC form leaves the
+    text's NFKC the same, and what is left is often already normal."""
+    if unicodedata.is_normalized("NFKC", text):
+        return text
+    for char in set(_NARROWED.findall(text)):
+        text = text.replace(char, _NARROW[char])
+    return unicodedata.normalize("NFKC", text)
+
+
 def wide(text: str) -> bool:
     """Whether ``text`` may hold a character beyond the BMP, at no cost: CPython stores such a
     text in four bytes a character (PEP 393). A short text of two bytes a character can pass
@@ -100,7 +119,7 @@ def fold(text: str) -> str:
     text = _REPLACEABLE.sub(_replace, text)
     if wide(text) and _may_hide(text):
         text = _ASTRAL_IGNORABLE.sub("", text)
-    return unicodedata.normalize("NFKC", text).casefold()
+    return _nfkc(text).casefold()
 
 
 def normalise(text: str) -> str:

@@ -9,6 +9,7 @@ import json
 import random
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sidecar.checks import attack_signals, get_check, refusal_model
+from sidecar.checks import attack_signals, get_check, refusal_model, refusal_text
 from sidecar.checks.attack import (
     ALONE_LONG,
     LEARNED,
@@ -602,6 +603,24 @@ def test_folding_drops_every_character_beyond_the_bmp_drawn_as_nothing(parts: li
         0x1BCA0 <= ord(c) <= 0x1BCA3 or 0x1D173 <= ord(c) <= 0x1D17A or 0xE0000 <= ord(c) <= 0xE0FFF
         for c in fold(text)
     )
+
+
+_NFKC_PIECES = st.sampled_from(
+    list(
+        "a A\u00e9\u4e2d\u6587\u0301\u0308\u3099\u30ab\uff76\uff9e\u1100\u1161\u11a8\ufb01"
+        "\u2460\u338f\u00bd\u2126\u212b\u0130\u00a0\u3000\uff0c\uff1a\uff1f\uff08"
+        "\uff09\uff21\uff41\uff10\uff5e\uff01\u2028\n"
+    )
+)
+
+
+@given(st.lists(_NFKC_PIECES | st.characters(), max_size=40).map("".join))
+@settings(max_examples=600, deadline=None)
+def test_the_full_width_forms_made_ascii_first_leave_nfkc_the_same(text: str) -> None:
+    """NFKC after the ideographic space and the full-width forms of ASCII are made what NFKC
+    makes them (combining marks after them, Hangul jamo, half-width kana, ligatures and
+    compatibility characters beside them) is NFKC of the text."""
+    assert refusal_text._nfkc(text) == unicodedata.normalize("NFKC", text)
 
 
 def test_a_text_loses_only_the_blanks_and_invisible_characters_it_ends_with() -> None:
