@@ -653,6 +653,12 @@ def _jsonl(items: list[dict[str, object]]) -> str:
     return "".join(json.dumps(item) + "\n" for item in items)
 
 
+def _built(out: Path, name: str) -> list[dict[str, object]]:
+    """The records the fetch script wrote for source ``name`` into ``out``."""
+    lines = (out / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines]
+
+
 def test_the_technical_benign_sources_convert_and_are_capped_with_a_seed(
     tmp_path: Path,
 ) -> None:
@@ -797,8 +803,7 @@ def test_staqc_titles_are_read_from_a_plain_pickle_and_nothing_else(
     out = tmp_path / "out"
     args = ["--mirror", str(tmp_path / "mirror"), "--out", str(out), "--only", "staqc_sql_titles"]
     assert main(args) == 0
-    lines = (out / "staqc_sql_titles.jsonl").read_text(encoding="utf-8").splitlines()
-    rows = [json.loads(line) for line in lines]
+    rows = _built(out, "staqc_sql_titles")
     assert len(rows) == STAQC_ROWS
     assert all(r["attack"] is False and r["prompt"] == titles[r["raw_label"]] for r in rows)
     assert [r["raw_label"] for r in rows] == sorted(r["raw_label"] for r in rows)
@@ -840,8 +845,7 @@ def test_alpaca_eval_chat_keeps_every_set_but_self_instruct_s_and_refuses_a_row_
     _write(mirror / "tatsu-lab+alpaca_eval", {ALPACA_EVAL_FILE: json.dumps(items)})
     out = tmp_path / "out"
     assert main(["--mirror", str(mirror), "--out", str(out), "--only", "alpaca_eval_chat"]) == 0
-    lines = (out / "alpaca_eval_chat.jsonl").read_text(encoding="utf-8").splitlines()
-    rows = [json.loads(line) for line in lines]
+    rows = _built(out, "alpaca_eval_chat")
     assert [(r["raw_label"], r["prompt"]) for r in rows] == [
         ("oasst", "How do I descale a kettle?"),
         ("koala", "Explain RAID 5 in two lines."),
@@ -870,11 +874,11 @@ def test_phtest_harmless_draws_only_prompts_labelled_harmless_and_refuses_an_unk
     out = tmp_path / "out"
     argv = ["--mirror", str(tmp_path / "mirror"), "--out", str(out), "--only", "phtest_harmless"]
     assert main(argv) == 0
-    lines = (out / "phtest_harmless.jsonl").read_text(encoding="utf-8").splitlines()
-    got = [json.loads(line) for line in lines]
+    got = _built(out, "phtest_harmless")
     assert len(got) == PHTEST_ROWS
-    assert all(r["attack"] is False and "weeds" in r["prompt"] for r in got)
-    assert [int(r["raw_label"]) for r in got] == sorted(int(r["raw_label"]) for r in got)
+    assert all(r["attack"] is False and "weeds" in str(r["prompt"]) for r in got)
+    labels = [int(str(r["raw_label"])) for r in got]
+    assert labels == sorted(labels)
     _write(mirror, {PHTEST_FILE: _csv([*rows, {"ID": "x", "Request": "Hi", "Harmfulness": "?"}])})
     assert main(argv) == 1
     assert "a known label" in capsys.readouterr().err
@@ -911,8 +915,7 @@ def test_arena_hard_scripts_holds_the_questions_in_other_scripts_that_the_sample
     assert main(["--mirror", str(mirror), "--out", str(out), "--only", *names]) == 0
 
     def uids(name: str) -> set[str]:
-        lines = (out / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
-        return {str(json.loads(line)["meta"]["uid"]) for line in lines}
+        return {str(r["meta"]["uid"]) for r in _built(out, name)}  # type: ignore[index]
 
     assert uids("arena_hard_scripts") == {"zh", "ru", "ja"}
     assert not {"zh", "ru", "ja"} & (uids("arena_hard") | uids("arena_hard_rest"))
