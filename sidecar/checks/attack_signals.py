@@ -1661,10 +1661,11 @@ def _odd(token: str) -> bool:
 
 def _changes_case(word: str) -> bool:
     """Whether a word of four letters or more changes case after its first letter: it has a
-    small letter and a capital there (a word of a script without case, Chinese or Thai, has
-    neither)."""
+    small letter (``str.islower``) and a capital (``str.isupper``, or a title-case letter)
+    there. A word of a script without case, Chinese or Thai, has neither; mathematical bold
+    letters and "ĸ" have a case and no other case to map to, and count."""
     rest = word[1:]
-    return len(word) > 3 and rest != rest.lower() and rest != rest.upper()
+    return len(word) > 3 and not (rest + "a").islower() and not (rest + "A").isupper()
 
 
 _ODD_SYMBOLS = "[](){}<>\\|^`~*+"

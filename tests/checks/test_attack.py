@@ -841,6 +841,13 @@ def test_words_of_a_script_without_case_are_not_odd_tokens() -> None:
     assert not attack_signals._odd("\u4f1a\u8bae\u5ba4\u5f00\u4f1a")
     assert not attack_signals._odd("\u0e2a\u0e27\u0e31\u0e2a\u0e14\u0e35")
     assert attack_signals._odd("IXancouver") and attack_signals._odd("pour\u00c9crire")
+    # letters with a case and nothing to map to: mathematical bold, kra, the ordinal indicator
+    bold = "".join(
+        chr(0x1D41A + ord(c) - 97) if c.islower() else chr(0x1D400 + ord(c) - 65)
+        for c in "sureHere"
+    )
+    assert attack_signals._odd(bold) and attack_signals._odd("NU\u0138A")
+    assert attack_signals._odd("A\u00aaBC")
     text = (
         "Can you help me understand this? \u6211\u4eec\u660e\u5929\u4e0a\u5348\u5341\u70b9"
         " \u8ba8\u8bba\u9879\u76ee\u8fdb\u5ea6\u5b89\u6392 \u8bf7\u51c6\u65f6\u53c2"
