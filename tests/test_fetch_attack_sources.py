@@ -885,7 +885,7 @@ def test_phtest_harmless_draws_only_prompts_labelled_harmless_and_refuses_an_unk
 
 
 def test_arena_hard_scripts_holds_the_questions_in_other_scripts_that_the_samples_drop(
-    tmp_path: Path,
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     mirror = tmp_path / "mirror"
     first = [{"uid": f"a{i}", "prompt": f"Question {i} about SQL."} for i in range(ARENA_PER_FILE)]
@@ -922,3 +922,10 @@ def test_arena_hard_scripts_holds_the_questions_in_other_scripts_that_the_sample
     stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
     assert stats["arena_hard_scripts"]["dropped"] == {}
     assert sum(stats[n]["dropped"].get("not_latin_script", 0) for n in names[:2]) == 3
+    for bad in ('["not an object"]', '{"uid": "t", "turns": ["not an object"]}'):
+        _write(
+            mirror / "lmarena+arena-hard-auto",
+            {"data/arena-hard-v2.0/question.jsonl": _jsonl(second) + bad + "\n"},
+        )
+        assert main(["--mirror", str(mirror), "--out", str(out), "--only", names[2]]) == 1
+        assert "arena_hard" in capsys.readouterr().err

@@ -1476,10 +1476,11 @@ def _arena_questions(reader: RepoReader, taken: bool) -> list[Record]:
         for i, item in enumerate(items):
             if (i in chosen) != taken:
                 continue
+            if not isinstance(item, dict):
+                raise SourceError(f"arena_hard: {path}: a question that is not an object")
             turns = item.get("turns")
-            text = item.get("prompt") or (
-                turns[0].get("content") if isinstance(turns, list) and turns else None
-            )
+            first = turns[0] if isinstance(turns, list) and turns else None
+            text = item.get("prompt") or (first.get("content") if isinstance(first, dict) else None)
             if not isinstance(text, str):
                 raise SourceError(f"arena_hard: {path}: a question without text")
             rows.append(
@@ -1497,9 +1498,10 @@ def _arena_questions(reader: RepoReader, taken: bool) -> list[Record]:
 
 
 def convert_arena_hard_scripts(reader: RepoReader) -> list[Record]:
-    """Arena-Hard's questions in other scripts than Latin (Chinese, Russian, Japanese, Korean
-    ...), from both versions: real users' requests that ``arena_hard`` and ``arena_hard_rest``
-    drop with every prompt not mostly in Latin letters."""
+    """Arena-Hard's questions whose letters are not mostly ASCII (:func:`is_latin_script`),
+    from both versions: real users' requests that ``arena_hard`` and ``arena_hard_rest`` drop.
+    Most are in other scripts (Chinese, Russian, Japanese, Korean ...); some are in Latin
+    scripts with many accents (Vietnamese, Czech, Finnish), a few hold no letters at all."""
     rows = _arena_questions(reader, taken=True) + _arena_questions(reader, taken=False)
     return [row for row in rows if not is_latin_script(str(row["prompt"]))]
 
