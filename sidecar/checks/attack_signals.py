@@ -1711,15 +1711,53 @@ _ASCII_RUN = re.compile("[\x00-\x7f]+")
 times as much on a text of other scripts (24 us for 600 characters of Chinese, against 6)."""
 
 
+def _code_page(codec: str) -> tuple[str, bytes, str]:
+    """A single-byte code page's :data:`_KINDS` (its ASCII half is ASCII), and its letters
+    without case, which would hide a change of case as a Chinese letter does."""
+    chars = [bytes([b]).decode(codec, "replace") for b in range(256)]
+    table = bytes.maketrans(
+        bytes(range(256)),
+        bytes(
+            ord("a")
+            if c.islower()
+            else ord("A")
+            if c.isupper()
+            else _KINDS[ord(c)]
+            if c.isascii()
+            else ord(".")
+            for c in chars
+        ),
+    )
+    uncased = "".join(c for c in chars if c.isalpha() and not (c.islower() or c.isupper()))
+    return codec, table, uncased
+
+
+_CODE_PAGES = tuple(map(_code_page, ("cp1251", "cp1250", "cp1253")))
+"""Cyrillic, Central European (Polish, Czech, Hungarian ...) and Greek letters, one byte each
+in these code pages: a tail in those is counted quickly too."""
+_CODE_PAGE_TOP = "\u2200"
+"""Above every character of :data:`_CODE_PAGES` (their punctuation, the euro and trade mark
+signs among them): a tail with one from here on (CJK, Hangul) is in none of them."""
+
+
 def _kinds(tail: str) -> bytes | None:
     """The tail as :data:`_KINDS`, one byte a character, where those see every change of case
-    in it (None elsewhere): its letters are Latin-1 (English, French, German, Spanish ...),
-    or its cased letters are ASCII and other letters (CJK, Arabic, which have no case) are
-    not against one, where they would hide "sure中Here"'s change of case."""
+    in it (None elsewhere): its letters are Latin-1 (English, French, German, Spanish ...) or
+    in one of :data:`_CODE_PAGES`, or its cased letters are ASCII and other letters (CJK,
+    Arabic, which have no case) are not against one, where they would hide "sure中Here"'s
+    change of case."""
     try:
         return tail.encode("latin-1").translate(_KINDS)
     except UnicodeEncodeError:
         pass
+    if max(tail) < _CODE_PAGE_TOP:
+        for codec, table, uncased in _CODE_PAGES:
+            try:
+                data = tail.encode(codec)
+            except UnicodeEncodeError:
+                continue
+            if not any(c in tail for c in uncased):
+                return data.translate(table)
     if _LETTER_AGAINST_OTHER.search(tail) is not None:
         return None
     rest = _ASCII_RUN.sub("", tail)

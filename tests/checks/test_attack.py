@@ -790,7 +790,10 @@ def test_a_tail_that_closes_every_bracket_it_opens_is_no_suffix(
 
 
 _TAIL_PIECES = st.sampled_from(
-    [*"aAzZéÉßÿªµÇñ中字[](){}<>\\|^`~*+=_/.,!?'\"19", " ", " ", " ", ":)", "\u00a0"]
+    [
+        *"aAzZéÉßÿªµÇñ中字жЖёЁłŁźŹ\u03b3\u0393\u03c2\u0390ˇ—[](){}<>\\|^`~*+=_/.,!?'\"19",
+        *(" ", " ", " ", ":)", "\u00a0"),
+    ]
 )
 
 
@@ -815,7 +818,8 @@ def test_the_quick_count_of_a_tail_never_skips_one_with_odd_tokens(pieces: list[
 @settings(max_examples=2000, deadline=None)
 def test_every_odd_token_holds_a_place_the_quick_count_finds(pieces: list[str]) -> None:
     """What the quick count rests on: a token :func:`_odd` reads as odd holds a match of
-    :data:`_KINDS_QUICK` wherever :func:`_kinds` reads it (ASCII and Latin-1 letters)."""
+    :data:`_KINDS_QUICK` wherever :func:`_kinds` reads it (ASCII, Latin-1, Cyrillic, Polish
+    and Greek letters, a caron letter that has no case, Chinese)."""
     token = "".join(pieces)
     kinds = attack_signals._kinds(token)
     if attack_signals._odd(token) and kinds is not None:
@@ -827,6 +831,14 @@ def test_every_latin_1_letter_is_small_or_a_capital_and_the_kinds_read_symbols()
     to :func:`_changes_case`, and the symbols :data:`_KINDS` marks are those of an odd token."""
     letters = [chr(c) for c in range(256) if chr(c).isalpha()]
     assert all(c.islower() != c.isupper() for c in letters)
+    for codec, table, uncased in attack_signals._CODE_PAGES:  # the code pages' letters too
+        for b in range(256):
+            c = bytes([b]).decode(codec, "replace")
+            if c.isalpha() and c not in uncased:
+                assert table[b] == (ord("a") if c.islower() else ord("A")), (codec, c)
+        assert max(bytes(range(256)).decode(codec, "replace").replace("\ufffd", "")) < (
+            attack_signals._CODE_PAGE_TOP
+        )
     assert set(attack_signals._ODD_SYMBOLS) == attack_signals._SYMBOLS >= attack_signals._BRACKETS
     odd = "Écrivez un poème sur la mer pour moi maintenant tout de suite merci bien ]( façonNow"
     assert attack_signals._kinds(odd) is not None
