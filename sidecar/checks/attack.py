@@ -133,7 +133,7 @@ class AttackParams(Params):
     with ``uncertain: true``. Blanks do not make a prompt long, but any text does: a template
     with no signal in it, padded with a few KB of unrelated prose, is called from this
     probability only, in the whole or in one of the windows the model also reads of a long
-    prompt (:func:`~.attack_model.model_reads`)."""
+    prompt (:func:`~.attack_model.windows`)."""
     signals_only: bool = False
     """Only sure signals call an attack (no model): fewest false positives, least recall."""
     frame: float | None = Field(default=None, ge=0.0, le=1.0)

@@ -5,7 +5,7 @@ own way: a role-play set-up with no "you are now", an optimised paraphrase, a te
 lists rules for an unfiltered persona. One logistic head reads every word of the prompt's
 first :data:`HEAD_CHARS` and last :data:`TAIL_CHARS` characters, casefolded, with each
 adjacent pair, and the names of the signals found. A prompt longer than that, its runs of
-blanks counted once, is also read in windows (:func:`model_reads`), for a template hidden in
+blanks counted once, is also read in windows (:func:`windows`), for a template hidden in
 ordinary text. ``tools/train_attack.py``
 fits it on the prompt sources in ``DATA.md`` and writes ``sidecar/data/attack_model.json.gz``;
 nothing is downloaded at run time.
@@ -53,7 +53,6 @@ __all__ = [
     "AttackModel",
     "default_model",
     "features",
-    "model_reads",
     "model_text",
     "model_view",
     "named_features",
@@ -127,13 +126,6 @@ def windows(text: str) -> list[str]:
                 continue
         found.append(text[start:end])
     return found
-
-
-def model_reads(folded: str) -> list[str]:
-    """What the model reads of a casefolded prompt: its :func:`model_text`, then, where it is
-    long, its :func:`windows`."""
-    read, text = model_view(folded)
-    return [read, *(windows(text) if text is not None else ())]
 
 
 def named_features(cues: Sequence[str], length: int) -> list[str]:
@@ -214,8 +206,8 @@ class AttackModel:
     def score_reads(
         self, reads: Sequence[Sequence[str]], cues: Sequence[Sequence[str]], lengths: Sequence[int]
     ) -> list[list[float]]:
-        """Per text, the :meth:`score` of each of its reads (:func:`model_reads`), all of the
-        batch's reads scored together."""
+        """Per text, the :meth:`score` of each of its reads (its :func:`model_text`, then any
+        :func:`windows`), all of the batch's reads scored together."""
         if not (len(reads) == len(cues) == len(lengths)):
             raise ValueError("score_reads: one cue list and one length per text")
         owner = [i for i, some in enumerate(reads) for _ in some]

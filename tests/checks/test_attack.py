@@ -35,8 +35,8 @@ from sidecar.checks.attack_model import (
     AttackModel,
     default_model,
     features,
-    model_reads,
     model_text,
+    model_view,
     windows,
 )
 from sidecar.checks.attack_signals import (
@@ -509,12 +509,13 @@ def test_the_windows_of_a_long_prompt_hold_each_of_its_words_whole(
     in at least one of them (a word longer than a window is in none)."""
     assert windows("") == [] and windows("a b") == ["a b"]
     text = blank.join(words)
-    reads = model_reads(text)
-    assert reads[0] == model_text(text)
+    read, joined = model_view(text)
+    assert read == model_text(text)
     if len(" ".join(text.split())) <= LONG_CHARS:
-        assert reads == [model_text(text)]
+        assert joined is None
         return
-    cut = reads[1:]
+    assert joined is not None
+    cut = windows(joined)
     assert all(0 < len(w) <= WINDOW_CHARS and w == " ".join(w.split()) for w in cut)
     held = {w for window in cut for w in window.split()}
     assert held <= set(words)
