@@ -184,26 +184,34 @@ def padded(rows: Sequence[Row]) -> None:
         print(f"   {name:<14} still found {found:4d} (with alone_long at alone: {lower})")
 
 
-def techniques(data: Path, sources: set[str]) -> dict[tuple[str, str], str]:
-    """The ``technique`` each of ``sources``' records names, by (source, prompt)."""
+def labels(data: Path, sources: set[str], key: str) -> dict[tuple[str, str], str]:
+    """What each of ``sources``' records names under ``key`` (``technique``, or ``language``
+    from its ``meta``), by (source, prompt); records without one are left out."""
     found: dict[tuple[str, str], str] = {}
     for source in sources:
         path = data / f"{source}.jsonl"
         if path.exists():
             for line in path.read_text(encoding="utf-8").splitlines():
                 doc = json.loads(line)
-                found[(source, doc["prompt"])] = str(doc.get("technique"))
+                value = doc.get(key, doc.get("meta", {}).get(key))
+                if value is not None:
+                    found[(source, doc["prompt"])] = str(value)
     return found
 
 
-def by_technique(
-    found: Sequence[Finding], part: Sequence[Row], names: dict[tuple[str, str], str]
+def by_label(
+    found: Sequence[Finding],
+    part: Sequence[Row],
+    names: dict[tuple[str, str], str],
+    *,
+    attacks: bool = False,
 ) -> dict[str, tuple[int, int]]:
-    """Attacks found of each technique the records name: {technique: (found, attacks)}."""
+    """Prompts flagged of each label the records name (``attacks``: of the attacks only):
+    {label: (flagged, prompts)}."""
     counts: dict[str, tuple[int, int]] = {}
     for f, r in zip(found, part, strict=True):
-        if r.attack:
-            name = names.get((r.source, r.prompt), "None")
+        name = names.get((r.source, r.prompt))
+        if name is not None and (r.attack or not attacks):
             hit, n = counts.get(name, (0, 0))
             counts[name] = (hit + int(f.attack), n + 1)
     return counts
@@ -235,7 +243,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     rules = AttackAttempt(AttackParams(uncertain=True, frame=1.0), CheckContext())
     sure = AttackAttempt(AttackParams(signals_only=True), CheckContext())
     sources = sorted({r.source for r in rows})
-    names = techniques(args.data, {s for s in sources if s in HELD_OUT})
+    held_out = {s for s in sources if s in HELD_OUT}
+    names = labels(args.data, held_out, "technique")
+    languages = labels(args.data, held_out, "language")
     training = [r for r in rows if r.source not in HELD_OUT]
     pooled = {"held out": Confusion(), "trained on": Confusion()}
     groups: dict[str, set[str]] = {}
@@ -260,10 +270,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             if source in members:
                 pooled[group] += c
         print(f"{source:<26} {held:<11} {'signals + model (shipped)':<30} {figures(c)}")
-        split = by_technique(found, part, names)
-        if held == "held out" and len(split) > 1:
-            text = ", ".join(f"{t} {hit}/{n}" for t, (hit, n) in sorted(split.items()))
-            print(f"{'':<26} {'':<11} {'  found, by technique':<30} {text}")
+        for what, split in (
+            ("found, by technique", by_label(found, part, names, attacks=True)),
+            ("flagged, by language", by_label(found, part, languages)),
+        ):
+            if held == "held out" and len(split) > 1:
+                text = ", ".join(f"{t} {hit}/{n}" for t, (hit, n) in sorted(split.items()))
+                print(f"{'':<26} {'':<11} {'  ' + what:<30} {text}")
         s = confusion(sure.assess_many([r.prompt for r in part]), part)
         if held == "held out":
             pooled_sure += s

@@ -1654,6 +1654,82 @@ def convert_phtest_harmless(reader: RepoReader) -> list[Record]:
     return _sample(rows, PHTEST_ROWS)
 
 
+XSAFETY_HIJACK_LANGUAGES = ("ar", "de", "en", "fr", "hi", "ja", "ru", "sp", "zh")
+"""XSafety's languages whose goal-hijacking prompts are CSV (its Bengali ones are a
+spreadsheet); "sp" is its name for Spanish."""
+XSAFETY_COMMONSENSE_LANGUAGES = (*XSAFETY_HIJACK_LANGUAGES, "bn")
+XSAFETY_HIJACK_PER_LANGUAGE = 60
+XSAFETY_COMMONSENSE_PER_LANGUAGE = 40
+
+
+def xsafety_file(language: str, category: str) -> str:
+    """The CSV of one XSafety category in one language (its English files but commonsense end
+    in ``_n``)."""
+    suffix = "_n" if language == "en" and category != "commonsense" else ""
+    return f"{language}/{category}{suffix}.csv"
+
+
+XSAFETY_FILES = tuple(
+    [xsafety_file(code, "Goal_Hijacking") for code in XSAFETY_HIJACK_LANGUAGES]
+    + [xsafety_file(code, "commonsense") for code in XSAFETY_COMMONSENSE_LANGUAGES]
+)
+
+
+def _xsafety(
+    reader: RepoReader, category: str, languages: tuple[str, ...], per_language: int, attack: bool
+) -> list[Record]:
+    """``per_language`` prompts of one XSafety category in each language, drawn with a seed of
+    each language's own: the sets are translations of one another, and the same items in every
+    language would measure fewer wordings."""
+    items: dict[str, list[str]] = {}
+    for code in languages:
+        path = xsafety_file(code, category)
+        text = reader.read(path).decode("utf-8-sig")
+        lines = [row for row in csv.reader(io.StringIO(text)) if row]
+        if not lines or any(len(row) != 1 or not row[0].strip() for row in lines):
+            raise SourceError(f"xsafety: {path}: a row that is not one prompt")
+        items[code] = [row[0].strip() for row in lines]
+    rows: list[Record] = []
+    for code in languages:
+        order = list(range(len(items[code])))
+        random.Random(f"{TECH_SEED}:{code}").shuffle(order)
+        for i in sorted(order[:per_language]):
+            rows.append(
+                attack_record(
+                    prompt=items[code][i],
+                    attack=attack,
+                    technique="instruction_override" if attack else None,
+                    raw_label=category,
+                    meta={"language": code, "item": i},
+                )
+            )
+    return rows
+
+
+def convert_xsafety_hijack(reader: RepoReader) -> list[Record]:
+    """XSafety's goal-hijacking prompts (Wang et al., "All Languages Matter"): a question or
+    task, then an order to drop it and output a given sentence, written in Chinese and
+    translated into English and seven other languages. Attacks by the authors' category
+    (a few of its rows hold only the sentence to repeat). XSAFETY_HIJACK_PER_LANGUAGE of each
+    language, a different draw in each."""
+    return _xsafety(
+        reader, "Goal_Hijacking", XSAFETY_HIJACK_LANGUAGES, XSAFETY_HIJACK_PER_LANGUAGE, True
+    )
+
+
+def convert_xsafety_commonsense(reader: RepoReader) -> list[Record]:
+    """XSafety's commonsense-safety questions in ten languages: an everyday situation, four
+    choices and a request to name the unsafe one. Benign (nothing in them is addressed to the
+    assistant's instructions); XSAFETY_COMMONSENSE_PER_LANGUAGE of each language."""
+    return _xsafety(
+        reader,
+        "commonsense",
+        XSAFETY_COMMONSENSE_LANGUAGES,
+        XSAFETY_COMMONSENSE_PER_LANGUAGE,
+        False,
+    )
+
+
 GORILLA_INSTRUCTION = re.compile(r"###\s*Instruction:(.*?)(?:###\s*Output:|$)", re.S)
 GORILLA_INPUT = re.compile(r"\n?###\s*Input:\s*")
 
@@ -1838,6 +1914,8 @@ ATTACK_SOURCES = (
     "alpaca_eval_chat",
     "phtest_harmless",
     "arena_hard_scripts",
+    "xsafety_hijack",
+    "xsafety_commonsense",
 )
 """The sources of the ``attack_attempt`` detector: prompts labelled attack or not."""
 ATTACK_HELD_OUT = frozenset(
@@ -1856,6 +1934,8 @@ ATTACK_HELD_OUT = frozenset(
         "alpaca_eval_chat",
         "phtest_harmless",
         "arena_hard_scripts",
+        "xsafety_hijack",
+        "xsafety_commonsense",
         "artprompt",
         "embedded_tasks",
         "pap_examples",
@@ -2231,6 +2311,24 @@ SOURCES: tuple[Source, ...] = (
         "196f6b826783b3da7310e361a805fa36f0be83f3",
         ARENA_FILES,
         convert_arena_hard_scripts,
+        default=False,
+        latin_only=False,
+    ),
+    Source(
+        "xsafety_hijack",
+        "Jarviswang94/Multilingual_safety_benchmark",
+        "8c55b6a6cda594cd550a4921513238a2dd40eb5a",
+        XSAFETY_FILES,
+        convert_xsafety_hijack,
+        default=False,
+        latin_only=False,
+    ),
+    Source(
+        "xsafety_commonsense",
+        "Jarviswang94/Multilingual_safety_benchmark",
+        "8c55b6a6cda594cd550a4921513238a2dd40eb5a",
+        XSAFETY_FILES,
+        convert_xsafety_commonsense,
         default=False,
         latin_only=False,
     ),
