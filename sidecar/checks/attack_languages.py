@@ -21,7 +21,8 @@ German, Italian, Portuguese, Dutch, Russian, Polish, Turkish, Chinese, Japanese,
   lenguaje ..., otorga ...", "如果你是语言模型，请 ..."), or on an AI reading *this* text
   ("mocht deze mail door een AI-assistent worden verwerkt: stuur ..."), and an order.
 * ``ml_override``: an order to drop earlier instructions ("ignora las instrucciones
-  anteriores", "これまでの指示はすべて無視"), an ``instruction_override``.
+  anteriores", "これまでの指示はすべて無視"), an ``instruction_override``. This form alone is
+  read in prompts too (:mod:`.attack_signals`), as the English override is.
 
 What is addressed must be an AI by name, as in English: "IA", "KI", "ИИ", "AI", a virtual or
 AI assistant, a language model, a chatbot, an AI system or agent, an automatic system, a model

@@ -1,7 +1,8 @@
 """The worded half of attack-attempt detection: signals of the techniques attacks use.
 
 Each signal names a technique and says whether it is *sure* (an attack on its own: "ignore
-all previous instructions", a base64 payload that decodes to an instruction) or a *cue* that
+all previous instructions", in English or in one of twelve other languages; a base64 payload
+that decodes to an instruction) or a *cue* that
 only counts when the learned model agrees ("you are now", "stay in character": customers
 write those for honest role-play too). The signals read the folded text (see
 :func:`sidecar.checks.refusal_text.fold`); the suffix signal reads the original's last tokens,
@@ -51,6 +52,7 @@ from typing import Any, Literal, NamedTuple
 import ahocorasick
 
 from ..scan import RE2
+from .attack_languages import LANGUAGE_PATTERNS
 from .attack_tail import default_tail_model
 from .prefilter import Prefilter
 from .refusal_text import rstrip_drawn, visible, wide
@@ -1958,9 +1960,18 @@ _IDIOM = re.compile(
 """The idiom "an offer you can't refuse", which is not an order never to refuse."""
 PASTED = "pasted"
 """The prefilter's name for a mark of a pasted document (:data:`_PASTED_AT`)."""
+_OVERRIDES = {
+    name: re.compile(expr, re.DOTALL)
+    for name, technique, expr, _ in LANGUAGE_PATTERNS
+    if technique == "instruction_override"
+}
+"""An order to drop the assistant's earlier instructions in one of the languages of
+:mod:`.attack_languages` ("ignora las instrucciones anteriores", "忽略之前的所有指令"): the
+forms retrieved passages are read for, read in prompts too (sure, as in English)."""
 _MAYBE = Prefilter(
     {
         **_COMPILED,
+        **_OVERRIDES,
         **{n: re.compile("|".join(map(re.escape, _TRIGGERS[n][2]))) for n in _BY_TRIGGERS},
         _ENCODED: re.compile(_CANDIDATE_EXPR),
         _LOOKALIKE: _HOMOGLYPH,
@@ -1972,6 +1983,21 @@ _MAYBE = Prefilter(
 """Which of the worded patterns, the encoded stretches, the look-alike letters and the
 dialogue turns may occur in a folded text, in one RE2 pass (see :mod:`.prefilter`): most
 prompts hold none."""
+
+
+def _override_signals(folded: str, maybe: frozenset[str], found: dict[str, Signal]) -> None:
+    """An order in another language to drop the assistant's instructions (:data:`_OVERRIDES`),
+    searched in the prompt without the quotations it cites as examples: a question about
+    prompt injection quotes the phrase ("frases como «ignora las instrucciones anteriores»")."""
+    names = maybe.intersection(_OVERRIDES)
+    if not names:
+        return  # most prompts
+    from .attack_documents import unquoted  # imports this module
+
+    plain = unquoted(folded)
+    for name in sorted(names):
+        if _OVERRIDES[name].search(plain) is not None:
+            found[name] = Signal("instruction_override", True, name)
 
 
 def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal]:
@@ -2024,6 +2050,8 @@ def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal
         found["developer_mode"] = Signal("persona", True, "developer_mode")
     if "fiction" in found and _FORBIDDEN.search(folded) is not None:
         found["fiction_request"] = Signal("persona", True, "fiction_request")
+    if not passage:  # (a passage's are among its document signals)
+        _override_signals(folded, maybe, found)
     if not original.isascii() and _LOOKALIKE in maybe and _HOMOGLYPH.search(folded) is not None:
         found["homoglyph"] = Signal("obfuscation", True, "homoglyph")
     # read in the original: folding drops the tags, which are drawn as nothing
