@@ -103,12 +103,12 @@ def cost(what: str, texts: list[str]) -> None:
 
 def treebanks(check: AttackAttempt, root: Path) -> int:
     """How many sentences and passages of news, wiki and web text in other languages the check
-    flags when they are read as retrieved passages."""
+    flags when they are read as retrieved passages, and when they are read as prompts."""
     files = sorted(root.rglob("*.conllu"))
     if not files:
         print(f"no .conllu file under {root}", file=sys.stderr)
         return 2
-    total = flagged = 0
+    total = flagged = as_prompts = 0
     passages: list[str] = []
     for path in files:
         lines = [
@@ -124,11 +124,16 @@ def treebanks(check: AttackAttempt, root: Path) -> int:
             for t, f in zip(texts, check.assess_many(texts, documents=True), strict=True)
             if f.attack
         ]
+        prompt_hits = [t for t, f in zip(texts, check.assess_many(texts), strict=True) if f.attack]
         total, flagged = total + len(texts), flagged + len(hits)
-        print(f"{path.name:<32} {len(texts):>6} read {len(hits):>4} flagged")
-        for text in hits[:3]:
+        as_prompts += len(prompt_hits)
+        print(
+            f"{path.name:<32} {len(texts):>6} read {len(hits):>4} flagged as passages"
+            f" {len(prompt_hits):>4} as prompts"
+        )
+        for text in (hits + prompt_hits)[:3]:
             print(f"    {text[:150]}")
-    print(f"all: {total} read, {flagged} flagged")
+    print(f"all: {total} read, {flagged} flagged as passages, {as_prompts} as prompts")
     cost("their passages of four sentences", passages)
     return 0
 

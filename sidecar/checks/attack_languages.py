@@ -113,7 +113,8 @@ _LATIN: Final[dict[str, _Language]] = {
         rel=r"(?:,?\s+(?:que|quien|el\s+cual|la\s+cual|encargad[oa]s?\s+de)\b[^.\n:!?]{0,80}?)",
         if_you=r"(?:si\s+(?:tú\s+)?(?:eres|es\s+usted|fueras)|en\s+caso\s+de\s+que\s+(?:seas|sea\s+usted))\s+(?:un|una|el|la)?",
         cond=r"si",
-        override=r"(?:ignora|ignore|olvida|olvide|omite)\s+(?:todas\s+)?(?:las\s+|tus\s+|sus\s+)?(?:instrucciones|normas|reglas|indicaciones|directrices)\s+(?:anteriores|previas|que\s+te\s+(?:dieron|han\s+dado|dio))"
+        override=r"(?:ignora|ignore|olvida|olvide|omite)\s+(?:todas\s+)?(?:las\s+|tus\s+|sus\s+)?(?:anteriores\s+)?(?:instrucciones|normas|reglas|indicaciones|directrices|órdenes)\s+(?:anteriores|previas|de\s+arriba|(?:mencionadas|indicadas|dadas|escritas)\s+(?:arriba|anteriormente)|que\s+te\s+(?:dieron|han\s+dado|dio))"
+        r"|(?:ignora|ignore|olvida|olvide|omite)\s+(?:todas\s+)?las\s+anteriores\s+(?:instrucciones|normas|reglas|indicaciones|directrices|órdenes)"
         r"|(?:instrucciones|normas|reglas|indicaciones)\s+(?:anteriores|previas)\s+(?:quedan|queda|están)\s+(?:sin\s+efecto|anuladas|derogadas)"
         r"|olvida\s+(?:todo\s+)?lo\s+que\s+te\s+(?:hayan|han|habían)\s+(?:pedido|dicho|indicado|ordenado)"
         r"|(?:no\s+tengas\s+en\s+cuenta|ignora|olvida)\s+(?:todo\s+)?lo\s+(?:anterior|que\s+te\s+\w+\s+antes)",
@@ -160,7 +161,8 @@ _LATIN: Final[dict[str, _Language]] = {
         rel=r"(?:,?\s+(?:qui|que|dont|chargée?s?\s+d[eu']|en\s+charge\s+d[eu'])[^.\n:!?]{0,80}?)",
         if_you=r"si\s+(?:vous\s+êtes|tu\s+es)\s+(?:un|une|l')?",
         cond=r"si|s'",
-        override=r"(?:ignore|ignorez|oublie|oubliez|ne\s+tiens\s+pas\s+compte\s+d)\s*(?:de\s+)?(?:toutes\s+)?(?:les\s+|tes\s+|vos\s+|des\s+)?(?:instructions|consignes|règles|directives)\s+(?:précédentes|antérieures)"
+        override=r"(?:ignore|ignorez|oublie|oubliez|ne\s+tiens\s+pas\s+compte\s+d)\s*(?:de\s+)?(?:toutes\s+)?(?:les\s+|tes\s+|vos\s+|des\s+)?(?:instructions|consignes|règles|directives)\s+(?:précédentes|antérieures|ci-dessus|(?:données\s+|indiquées\s+)?plus\s+haut|qui\s+précèdent)"
+        r"|(?:ignore|ignorez|oublie|oubliez)\s+(?:toutes\s+)?(?:les|tes|vos)\s+(?:précédentes|anciennes)\s+(?:instructions|consignes|règles|directives)"
         r"|ne\s+tiens?\s+plus\s+compte\s+des\s+(?:consignes|instructions)"
         r"|oublie[z]?\s+(?:tout\s+)?ce\s+qu'on\s+(?:t'a|vous\s+a)\s+(?:dit|demandé)",
         then=_alt(
@@ -212,7 +214,7 @@ _LATIN: Final[dict[str, _Language]] = {
         rel=r"(?:,?\s+(?:das|der|die|welche[sr]?)\b[^.\n:!?]{0,80}?)",
         if_you=r"(?:wenn|falls|sofern)\s+(?:du|sie)\s+(?:ein|eine|einen)",
         cond=r"wenn|falls|sofern",
-        override=r"(?:ignoriere|ignoriert|ignorieren\s+sie|vergiss|vergesst|vergessen\s+sie|missachte)\s+(?:alle\s+)?(?:deine\s+|eure\s+|ihre\s+|die\s+)?(?:vorherigen|bisherigen|früheren|vorigen|obigen)\s+(?:anweisungen|regeln|instruktionen|vorgaben)"
+        override=r"(?:ignoriere|ignoriert|ignorieren\s+sie|vergiss|vergesst|vergessen\s+sie|missachte)\s+(?:alle\s+)?(?:deine\s+|eure\s+|ihre\s+|die\s+)?(?:vorherigen|bisherigen|früheren|vorigen|obigen|vorangegangenen|vorstehenden|oben\s+(?:genannten|stehenden|angegebenen))\s+(?:anweisungen|regeln|instruktionen|vorgaben|befehle)"
         r"|alles,?\s+was\s+(?:dir|ihnen|euch)\s+(?:vorher|bisher|zuvor)\s+\w+\s+wurde,?\s+ist\s+(?:ab\s+sofort\s+)?"
         r"(?:hinfällig|ungültig|aufgehoben|nichtig)",
         then=_alt(
@@ -266,7 +268,7 @@ _LATIN: Final[dict[str, _Language]] = {
         rel=r"(?:,?\s+(?:che|il\s+quale|la\s+quale|incaricat[oaie]\s+d)[^.\n:!?]{0,80}?)",
         if_you=r"se\s+(?:tu\s+)?(?:sei|fossi)\s+(?:un|una|un'|l')?",
         cond=r"se",
-        override=r"(?:ignora|ignorate|dimentica|dimenticate)\s+(?:tutte\s+)?(?:le\s+)?(?:tue\s+|vostre\s+)?(?:istruzioni|regole|indicazioni|direttive)\s+(?:precedenti|ricevute)"
+        override=r"(?:ignora|ignorate|ignori|dimentica|dimenticate|dimentichi)\s+(?:tutte\s+)?(?:le\s+)?(?:tue\s+|vostre\s+|sue\s+)?(?:istruzioni|regole|indicazioni|direttive)\s+(?:precedenti|ricevute|(?:qui\s+|di\s+)?sopra|(?:indicate|riportate|date)\s+(?:sopra|prima|in\s+precedenza))"
         r"|lascia\s+perdere\s+(?:qualsiasi|ogni|tutte\s+le)\s+(?:indicazion[ei]|istruzion[ei])"
         r"|dimentica\s+(?:tutto\s+)?(?:quello|ciò)\s+che\s+ti\s+(?:hanno|è\s+stato)",
         then=_alt(
@@ -307,7 +309,7 @@ _LATIN: Final[dict[str, _Language]] = {
         rel=r"(?:,?\s+(?:que|o\s+qual|a\s+qual|encarregad[oa]s?\s+d)[^.\n:!?]{0,80}?)",
         if_you=r"(?:se\s+(?:você\s+|tu\s+)?(?:é|for|és)|caso\s+(?:você\s+)?(?:seja|esteja))\s+(?:um|uma|o|a)?",
         cond=r"se|caso",
-        override=r"(?:ignore|ignora|esqueça|esquece|desconsidere)\s+(?:todas\s+)?(?:as\s+)?(?:suas\s+)?(?:instruções|regras|orientações|diretrizes)\s+(?:anteriores|prévias)"
+        override=r"(?:ignore|ignora|esqueça|esquece|desconsidere)\s+(?:todas\s+)?(?:as\s+)?(?:suas\s+)?(?:instruções|regras|orientações|diretrizes)\s+(?:anteriores|prévias|acima|(?:mencionadas|indicadas|dadas)\s+(?:acima|antes|anteriormente))"
         r"|(?:desconsidere|esqueça|ignore)\s+tudo\s+o\s+que\s+(?:foi|lhe\s+foi|te\s+foi|lhe|te)\s+\w+\s+(?:antes|até\s+agora)",
         then=_alt(
             "se", "quando", "ao", "antes de", "enquanto", "por favor", "não", "nunca", "sempre",
@@ -349,6 +351,7 @@ _LATIN: Final[dict[str, _Language]] = {
         if_you=r"(?:als\s+(?:je|jij|u)|ben\s+(?:je|jij)|bent\s+u)\s+(?:een|de|het)",
         cond=r"als|mocht|indien",
         override=r"(?:negeer|vergeet)\s+(?:al\s+)?(?:alle\s+)?(?:je\s+|uw\s+|de\s+)?(?:eerdere|vorige|voorgaande|bovenstaande)\s+(?:instructies|regels|opdrachten|aanwijzingen)"
+        r"|(?:negeer|vergeet)\s+(?:al\s+)?(?:alle\s+)?(?:je\s+|uw\s+|de\s+)?(?:instructies|regels|opdrachten|aanwijzingen)\s+hierboven"
         r"|trek\s+je\s+niets\s+aan\s+van\s+wat\s+je\s+eerder"
         r"|vergeet\s+(?:alles\s+)?wat\s+(?:je|u)\s+(?:eerder|tot\s+nu\s+toe)\s+(?:is\s+)?(?:gezegd|opgedragen|gevraagd)",
         then=_alt(
@@ -383,7 +386,8 @@ _LATIN: Final[dict[str, _Language]] = {
         rel=r"(?:,?\s+(?:котор\w+|прочитавш\w+|читающ\w+|обрабатывающ\w+|анализирующ\w+)\b[^.\n:!?]{0,80}?)",
         if_you=r"если\s+(?:ты|вы)(?:\s+[-—])?",
         cond=r"если",
-        override=r"(?:(?:про)?игнорируй(?:те)?|забудь(?:те)?|не\s+учитывай(?:те)?)\s+(?:все\s+)?(?:(?:свои\s+)?(?:предыдущие|прежние|прошлые|ранее\s+полученные)|свои)\s+(?:инструкции|указания|правила|установки)"
+        override=r"(?:(?:про)?игнорируй(?:те)?|забудь(?:те)?|не\s+учитывай(?:те)?|не\s+обращай(?:те)?\s+внимания\s+на)\s+(?:все\s+)?(?:(?:свои\s+)?(?:предыдущие|прежние|прошлые|ранее\s+полученные|вышепривед[её]нные|вышеуказанные|вышеизложенные|(?:привед[её]нные|указанные|данные)\s+выше)|свои)\s+(?:инструкции|указания|правила|установки|команды)"
+        r"|(?:(?:про)?игнорируй(?:те)?|забудь(?:те)?)\s+(?:все\s+)?(?:инструкции|указания|правила|команды)\s+выше"
         r"|вс[её],?\s+что\s+(?:тебе|вам)\s+(?:поручили|сказали|велели|приказали)\s+(?:до\s+этого|ранее|раньше)",
         then=_alt(
             "если", "при", "когда", "перед", "во время", "пожалуйста", "не", "никогда", "всегда",
@@ -422,7 +426,7 @@ _LATIN: Final[dict[str, _Language]] = {
         if_you=r"(?:jeśli|jeżeli|gdy)\s+(?:jesteś|jesteście)",
         cond=r"jeśli|jeżeli|gdy",
         override=r"(?:zignoruj|ignoruj|zapomnij)\s+(?:o\s+)?(?:wszystkie\s+|wszystkich\s+)?(?:(?:swoje|swoich)\s+(?:poprzednie\s+|wcześniejsze\s+)?"
-        r"|(?:poprzednie|wcześniejsze|dotychczasowe|poprzednich|wcześniejszych)\s+)"
+        r"|(?:poprzednie|wcześniejsze|dotychczasowe|poprzednich|wcześniejszych|powyższe|powyższych|podane\s+wyżej)\s+)"
         r"(?:instrukcje|instrukcjach|polecenia|poleceniach|zasady|zasadach|reguły)"
         r"|nie\s+bierz\s+(?:już\s+)?pod\s+uwagę\s+(?:wcześniejszych|poprzednich)\s+(?:poleceń|instrukcji)"
         r"|zapomnij\s+o\s+(?:wszystkim|tym),?\s+co\s+ci\s+\w+",
@@ -573,7 +577,7 @@ _OTHER: Final[tuple[tuple[str, str, str], ...]] = (
     (
         "ml_override_tr",
         "instruction_override",
-        r"önceki\s+(?:tüm\s+|bütün\s+)?talimat\w*\s+(?:yok\s+say|görmezden\s+gel|unut)"
+        r"(?:önceki|yukarıdaki)\s+(?:tüm\s+|bütün\s+)?talimat\w*\s+(?:yok\s+say|görmezden\s+gel|unut)"
         r"|şimdiye\s+kadar\s+verilen\s+talimat\w*\s+(?:artık\s+)?dikkate\s+alma",
     ),
     # Chinese: a letter's dedication, 致 ("to"), before what is addressed and a colon: "致AI助手：",
@@ -693,26 +697,26 @@ LANGUAGE_GATES: Final[dict[str, str]] = {
     # start or end otherwise ("önceki") stand outside it.
     "es": r"\bresum|\b(?:ia|inteligencia|asistentes?|modelos?\s+de|(?:modelo|sistema)\s+que|chatbots?|llms?"
     r"|chatgpt|automátic\w*|automatizad\w*|ignora|olvida|olvide|omite|tengas|instrucciones|normas"
-    r"|reglas|indicaciones|directrices)\b",
+    r"|reglas|indicaciones|directrices)\b|órdenes",
     "fr": r"\brésum|\b(?:ia|intelligence\s+artificielle|assistante?s?\s+(?:ia|ai|d'ia|virtuel\w*|intelligent\w*"
     r"|numérique)|modèles?|agents?\s+(?:ia|d'ia|conversationnel\w*)|systèmes?|robots?\s+conv\w*"
-    r"|chatbots?|llms?|chatgpt|automati\w+|précédentes|antérieures|tiens?|oublie[z]?)\b",
+    r"|chatbots?|llms?|chatgpt|automati\w+|précédentes|antérieures|tiens?|oublie[z]?|ignorez?)\b",
     "de": r"zusammenfasst|\b(?:ki|künstliche[n]?|sprachmodell\w*|chatbots?|digitale[rn]?|virtuelle[rn]?|llms?"
     r"|chatgpt|generative[nr]?|automatische[nrs]?|(?:modell|system)\w*,?\s+(?:das|der)|ignoriere"
     r"|ignoriert|ignorieren|vergiss|vergesst|vergessen|missachte|alles)\b",
     "it": r"\bai\s*[:,]|\briassum|\b(?:ia|intelligenza|assistent[ei]|modell[oi]|chatbot|agent[ei]|sistem[ai]|llm"
-    r"|chatgpt|automatic[oa]|ignora|ignorate|dimentica|dimenticate|lascia)\b",
+    r"|chatgpt|automatic[oa]|ignora|ignorate|ignori|dimentica|dimenticate|dimentichi|lascia)\b",
     "pt": r"\bresum|\b(?:ia|intelig|assistentes?|modelos?\s+de|(?:modelo|sistema)\s+que|sistema\s+de\s+triagem"
     r"|chatbots?|llms?|chatgpt|automátic\w*|ignora|esqueça|esquece|desconsidere|tudo|instruções"
     r"|regras|orientações|diretrizes)\b",
     "nl": r"samenvat|\b(?:ai|kunstmatige|taalmodel\w*|chatbots?|digitale|virtuele|llms?|chatgpt|generatieve"
     r"|geautomatiseerde?|(?:model|systeem)\s+(?:dat|die)|wie\s+dit|negeer|vergeet|trek)\b",
     "ru": r"резюме|сводк|кратк|ии|искусствен|нейросет|языков|чат-?бот|ассистент|помощник|систем|модел|агент|\bllm"
-    r"|\bchatgpt|игнорир|забуд|учитыв|вс[её]",
+    r"|\bchatgpt|игнорир|забуд|учитыв|обращай|вс[её]",
     "pl": r"streszcz|\b(?:ai|si|asystent\w*|wirtualn\w*|sztuczn\w*|językow\w*|chatbot\w*|(?:system|agen[tc])\w*"
     r"\s+(?:ai|si)|(?:model|system)\w*\s+(?:przygotowując|generując|streszczając|oceniając"
     r"|przetwarzając|analizując)\w*|llm|chatgpt|automatyczn\w*|zignoruj|ignoruj|zapomnij|bierz)\b",
-    "tr": r"\b(?:yapay|ai|yz|dijital|sanal|dil|sohbet|chatbot|llm|otomatik)|önceki|şimdiye",
+    "tr": r"\b(?:yapay|ai|yz|dijital|sanal|dil|sohbet|chatbot|llm|otomatik)|önceki|yukarıdaki|şimdiye",
     "zh": r"总结|概括|摘要|汇总|\bai\b|人工智能|模型|机器人|智能助|智能体|虚拟助|数字助|文心一言|通义千问|自动|忽略|无视|忘记"
     r"|忘掉|抛在脑后",
     "ja": r"要約|\bai\b|人工知能|言語モデル|チャットボット|\bllm|バーチャルアシスタント|自動|モデル|無視"
