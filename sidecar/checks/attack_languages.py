@@ -23,7 +23,8 @@ German, Italian, Portuguese, Dutch, Russian, Polish, Turkish, Chinese, Japanese,
 * ``ml_override``: an order to drop earlier instructions ("ignora las instrucciones
   anteriores", "これまでの指示はすべて無視"), an ``instruction_override``; in Arabic and Hindi
   too, which have no other form yet. This form alone is read in prompts too
-  (:mod:`.attack_signals`), as the English override is.
+  (:mod:`.attack_signals`), as the English override is. ``ml_forget``: an order to drop what
+  came before that does not name instructions ("olvida lo anterior"), in passages only.
 
 What is addressed must be an AI by name, as in English: "IA", "KI", "ИИ", "AI", a virtual or
 AI assistant, a language model, a chatbot, an AI system or agent, an automatic system, a model
@@ -44,7 +45,7 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple
 
-__all__ = ["LANGUAGE_GATES", "LANGUAGE_PATTERNS", "LANGUAGE_WORDS"]
+__all__ = ["LANGUAGE_GATES", "LANGUAGE_PATTERNS", "LANGUAGE_WORDS", "PROMPT_OVERRIDES"]
 
 
 class _Language(NamedTuple):
@@ -65,7 +66,13 @@ class _Language(NamedTuple):
     E-Mail verarbeitet", "mocht deze mail door een AI-assistent worden verwerkt") the AI is the
     reader."""
     override: str
-    """An order to drop earlier instructions: "ignora las instrucciones anteriores"."""
+    """An order to drop earlier instructions, named as such: "ignora las instrucciones
+    anteriores" (read in prompts too)."""
+    forget: str
+    """An order to drop what came before without naming instructions: "olvida lo anterior",
+    "oublie tout ce qu'on t'a dit". In a document it is an injection; in a prompt it is as often
+    the user taking back their own words ("olvida lo anterior, mejor dime ..."), so it is read
+    in retrieved passages only, as English reads "forget the above"."""
     det: str
     """The definite articles before a name in an address ("le chatbot qui lit ce mail : ...")."""
     this: str
@@ -116,8 +123,8 @@ _LATIN: Final[dict[str, _Language]] = {
         cond=r"si",
         override=r"(?:ignora|ignore|olvida|olvide|omite)\s+(?:todas\s+)?(?:las\s+|tus\s+|sus\s+)?(?:anteriores\s+)?(?:instrucciones|normas|reglas|indicaciones|directrices|órdenes)\s+(?:anteriores|previas|de\s+arriba|(?:mencionadas|indicadas|dadas|escritas)\s+(?:arriba|anteriormente)|que\s+te\s+(?:dieron|han\s+dado|dio))"
         r"|(?:ignora|ignore|olvida|olvide|omite)\s+(?:todas\s+)?las\s+anteriores\s+(?:instrucciones|normas|reglas|indicaciones|directrices|órdenes)"
-        r"|(?:instrucciones|normas|reglas|indicaciones)\s+(?:anteriores|previas)\s+(?:quedan|queda|están)\s+(?:sin\s+efecto|anuladas|derogadas)"
-        r"|olvida\s+(?:todo\s+)?lo\s+que\s+te\s+(?:hayan|han|habían)\s+(?:pedido|dicho|indicado|ordenado)"
+        r"|(?:instrucciones|normas|reglas|indicaciones)\s+(?:anteriores|previas)\s+(?:quedan|queda|están)\s+(?:sin\s+efecto|anuladas|derogadas)",
+        forget=r"olvida\s+(?:todo\s+)?lo\s+que\s+te\s+(?:hayan|han|habían)\s+(?:pedido|dicho|indicado|ordenado)"
         r"|(?:no\s+tengas\s+en\s+cuenta|ignora|olvida)\s+(?:todo\s+)?lo\s+(?:anterior|que\s+te\s+\w+\s+antes)",
         then=_alt(
             "si", "cuando", "al", "antes de", "mientras", "en caso de", "por favor", "nunca",
@@ -164,8 +171,8 @@ _LATIN: Final[dict[str, _Language]] = {
         cond=r"si|s'",
         override=r"(?:ignore|ignorez|oublie|oubliez|ne\s+tiens\s+pas\s+compte\s+d)\s*(?:de\s+)?(?:toutes\s+)?(?:les\s+|tes\s+|vos\s+|des\s+)?(?:instructions|consignes|règles|directives)\s+(?:précédentes|antérieures|ci-dessus|(?:données\s+|indiquées\s+)?plus\s+haut|qui\s+précèdent)"
         r"|(?:ignore|ignorez|oublie|oubliez)\s+(?:toutes\s+)?(?:les|tes|vos)\s+(?:précédentes|anciennes)\s+(?:instructions|consignes|règles|directives)"
-        r"|ne\s+tiens?\s+plus\s+compte\s+des\s+(?:consignes|instructions)"
-        r"|oublie[z]?\s+(?:tout\s+)?ce\s+qu'on\s+(?:t'a|vous\s+a)\s+(?:dit|demandé)",
+        r"|ne\s+tiens?\s+plus\s+compte\s+des\s+(?:consignes|instructions)",
+        forget=r"oublie[z]?\s+(?:tout\s+)?ce\s+qu'on\s+(?:t'a|vous\s+a)\s+(?:dit|demandé)",
         then=_alt(
             "si", "lorsque", "lorsqu'", "quand", r"en\s+\w+ant", "avant de", "veuillez",
             "merci de", "s'il vous plaît", "ne", "n'", "jamais", "toujours", "vous devez",
@@ -215,8 +222,8 @@ _LATIN: Final[dict[str, _Language]] = {
         rel=r"(?:,?\s+(?:das|der|die|welche[sr]?)\b[^.\n:!?]{0,80}?)",
         if_you=r"(?:wenn|falls|sofern)\s+(?:du|sie)\s+(?:ein|eine|einen)",
         cond=r"wenn|falls|sofern",
-        override=r"(?:ignoriere|ignoriert|ignorieren\s+sie|vergiss|vergesst|vergessen\s+sie|missachte)\s+(?:alle\s+)?(?:deine\s+|eure\s+|ihre\s+|die\s+)?(?:vorherigen|bisherigen|früheren|vorigen|obigen|vorangegangenen|vorstehenden|oben\s+(?:genannten|stehenden|angegebenen))\s+(?:anweisungen|regeln|instruktionen|vorgaben|befehle)"
-        r"|alles,?\s+was\s+(?:dir|ihnen|euch)\s+(?:vorher|bisher|zuvor)\s+\w+\s+wurde,?\s+ist\s+(?:ab\s+sofort\s+)?"
+        override=r"(?:ignoriere|ignoriert|ignorieren\s+sie|vergiss|vergesst|vergessen\s+sie|missachte)\s+(?:alle\s+)?(?:deine\s+|eure\s+|ihre\s+|die\s+)?(?:vorherigen|bisherigen|früheren|vorigen|obigen|vorangegangenen|vorstehenden|oben\s+(?:genannten|stehenden|angegebenen))\s+(?:anweisungen|regeln|instruktionen|vorgaben|befehle)",
+        forget=r"alles,?\s+was\s+(?:dir|ihnen|euch)\s+(?:vorher|bisher|zuvor)\s+\w+\s+wurde,?\s+ist\s+(?:ab\s+sofort\s+)?"
         r"(?:hinfällig|ungültig|aufgehoben|nichtig)",
         then=_alt(
             "wenn", "falls", "bei", "beim", "bevor", "während", "sobald", "bitte", "nicht",
@@ -270,8 +277,8 @@ _LATIN: Final[dict[str, _Language]] = {
         if_you=r"se\s+(?:tu\s+)?(?:sei|fossi)\s+(?:un|una|un'|l')?",
         cond=r"se",
         override=r"(?:ignora|ignorate|ignori|dimentica|dimenticate|dimentichi)\s+(?:tutte\s+)?(?:le\s+)?(?:tue\s+|vostre\s+|sue\s+)?(?:istruzioni|regole|indicazioni|direttive)\s+(?:precedenti|ricevute|(?:qui\s+|di\s+)?sopra|(?:indicate|riportate|date)\s+(?:sopra|prima|in\s+precedenza))"
-        r"|lascia\s+perdere\s+(?:qualsiasi|ogni|tutte\s+le)\s+(?:indicazion[ei]|istruzion[ei])"
-        r"|dimentica\s+(?:tutto\s+)?(?:quello|ciò)\s+che\s+ti\s+(?:hanno|è\s+stato)",
+        r"|lascia\s+perdere\s+(?:qualsiasi|ogni|tutte\s+le)\s+(?:indicazion[ei]|istruzion[ei])",
+        forget=r"dimentica\s+(?:tutto\s+)?(?:quello|ciò)\s+che\s+ti\s+(?:hanno|è\s+stato)",
         then=_alt(
             "se", "quando", "nel", "nella", "prima di", "mentre", "per favore", "non", "mai",
             "sempre", "solo", "devi", "raccomanda", "consiglia", "di'", "dì", "dici", "indica",
@@ -310,8 +317,8 @@ _LATIN: Final[dict[str, _Language]] = {
         rel=r"(?:,?\s+(?:que|o\s+qual|a\s+qual|encarregad[oa]s?\s+d)[^.\n:!?]{0,80}?)",
         if_you=r"(?:se\s+(?:você\s+|tu\s+)?(?:é|for|és)|caso\s+(?:você\s+)?(?:seja|esteja))\s+(?:um|uma|o|a)?",
         cond=r"se|caso",
-        override=r"(?:ignore|ignora|esqueça|esquece|desconsidere)\s+(?:todas\s+)?(?:as\s+)?(?:suas\s+)?(?:instruções|regras|orientações|diretrizes)\s+(?:anteriores|prévias|acima|(?:mencionadas|indicadas|dadas)\s+(?:acima|antes|anteriormente))"
-        r"|(?:desconsidere|esqueça|ignore)\s+tudo\s+o\s+que\s+(?:foi|lhe\s+foi|te\s+foi|lhe|te)\s+\w+\s+(?:antes|até\s+agora)",
+        override=r"(?:ignore|ignora|esqueça|esquece|desconsidere)\s+(?:todas\s+)?(?:as\s+)?(?:suas\s+)?(?:instruções|regras|orientações|diretrizes)\s+(?:anteriores|prévias|acima|(?:mencionadas|indicadas|dadas)\s+(?:acima|antes|anteriormente))",
+        forget=r"(?:desconsidere|esqueça|ignore)\s+tudo\s+o\s+que\s+(?:foi|lhe\s+foi|te\s+foi|lhe|te)\s+\w+\s+(?:antes|até\s+agora)",
         then=_alt(
             "se", "quando", "ao", "antes de", "enquanto", "por favor", "não", "nunca", "sempre",
             "apenas", "só", "você deve", "deve", "recomende", "recomenda", "diga", "diz",
@@ -352,8 +359,8 @@ _LATIN: Final[dict[str, _Language]] = {
         if_you=r"(?:als\s+(?:je|jij|u)|ben\s+(?:je|jij)|bent\s+u)\s+(?:een|de|het)",
         cond=r"als|mocht|indien",
         override=r"(?:negeer|vergeet)\s+(?:al\s+)?(?:alle\s+)?(?:je\s+|uw\s+|de\s+)?(?:eerdere|vorige|voorgaande|bovenstaande)\s+(?:instructies|regels|opdrachten|aanwijzingen)"
-        r"|(?:negeer|vergeet)\s+(?:al\s+)?(?:alle\s+)?(?:je\s+|uw\s+|de\s+)?(?:instructies|regels|opdrachten|aanwijzingen)\s+hierboven"
-        r"|trek\s+je\s+niets\s+aan\s+van\s+wat\s+je\s+eerder"
+        r"|(?:negeer|vergeet)\s+(?:al\s+)?(?:alle\s+)?(?:je\s+|uw\s+|de\s+)?(?:instructies|regels|opdrachten|aanwijzingen)\s+hierboven",
+        forget=r"trek\s+je\s+niets\s+aan\s+van\s+wat\s+je\s+eerder"
         r"|vergeet\s+(?:alles\s+)?wat\s+(?:je|u)\s+(?:eerder|tot\s+nu\s+toe)\s+(?:is\s+)?(?:gezegd|opgedragen|gevraagd)",
         then=_alt(
             "als", "wanneer", "bij", "voordat", "tijdens", "zodra", "graag", "alsjeblieft",
@@ -388,8 +395,8 @@ _LATIN: Final[dict[str, _Language]] = {
         if_you=r"если\s+(?:ты|вы)(?:\s+[-—])?",
         cond=r"если",
         override=r"(?:(?:про)?игнорируй(?:те)?|забудь(?:те)?|не\s+учитывай(?:те)?|не\s+обращай(?:те)?\s+внимания\s+на)\s+(?:все\s+)?(?:(?:свои\s+)?(?:предыдущие|прежние|прошлые|ранее\s+полученные|вышепривед[её]нные|вышеуказанные|вышеизложенные|(?:привед[её]нные|указанные|данные)\s+выше)|свои)\s+(?:инструкции|указания|правила|установки|команды)"
-        r"|(?:(?:про)?игнорируй(?:те)?|забудь(?:те)?)\s+(?:все\s+)?(?:инструкции|указания|правила|команды)\s+выше"
-        r"|вс[её],?\s+что\s+(?:тебе|вам)\s+(?:поручили|сказали|велели|приказали)\s+(?:до\s+этого|ранее|раньше)",
+        r"|(?:(?:про)?игнорируй(?:те)?|забудь(?:те)?)\s+(?:все\s+)?(?:инструкции|указания|правила|команды)\s+выше",
+        forget=r"вс[её],?\s+что\s+(?:тебе|вам)\s+(?:поручили|сказали|велели|приказали)\s+(?:до\s+этого|ранее|раньше)",
         then=_alt(
             "если", "при", "когда", "перед", "во время", "пожалуйста", "не", "никогда", "всегда",
             "только", "ты должен", "вы должны", "обязательно", r"сообща?й?(?:те)?",
@@ -429,8 +436,8 @@ _LATIN: Final[dict[str, _Language]] = {
         override=r"(?:zignoruj|ignoruj|zapomnij)\s+(?:o\s+)?(?:wszystkie\s+|wszystkich\s+)?(?:(?:swoje|swoich)\s+(?:poprzednie\s+|wcześniejsze\s+)?"
         r"|(?:poprzednie|wcześniejsze|dotychczasowe|poprzednich|wcześniejszych|powyższe|powyższych|podane\s+wyżej)\s+)"
         r"(?:instrukcje|instrukcjach|polecenia|poleceniach|zasady|zasadach|reguły)"
-        r"|nie\s+bierz\s+(?:już\s+)?pod\s+uwagę\s+(?:wcześniejszych|poprzednich)\s+(?:poleceń|instrukcji)"
-        r"|zapomnij\s+o\s+(?:wszystkim|tym),?\s+co\s+ci\s+\w+",
+        r"|nie\s+bierz\s+(?:już\s+)?pod\s+uwagę\s+(?:wcześniejszych|poprzednich)\s+(?:poleceń|instrukcji)",
+        forget=r"zapomnij\s+o\s+(?:wszystkim|tym),?\s+co\s+ci\s+\w+",
         then=_alt(
             "jeśli", "jeżeli", "gdy", "kiedy", "przy", "przed", "podczas", "proszę", "nie",
             "nigdy", "zawsze", "tylko", "musisz", "powiedz", r"poleć", "polecaj", "rekomenduj",
@@ -510,12 +517,11 @@ def _latin_patterns(code: str, lang: _Language) -> list[tuple[str, str]]:
     ]
 
 
-def _latin_overrides(code: str, lang: _Language) -> tuple[str, str, str]:
-    return (
-        f"ml_override_{code}",
-        "instruction_override",
-        rf"(?<![\w-])(?:{lang.override})(?![\w-])",
-    )
+def _latin_overrides(code: str, lang: _Language) -> list[tuple[str, str, str]]:
+    return [
+        (f"ml_override_{code}", "instruction_override", rf"(?<![\w-])(?:{lang.override})(?![\w-])"),
+        (f"ml_forget_{code}", "instruction_override", rf"(?<![\w-])(?:{lang.forget})(?![\w-])"),
+    ]
 
 
 _TR_AI: Final = (
@@ -713,12 +719,18 @@ LANGUAGE_PATTERNS: Final[tuple[tuple[str, str, str, str], ...]] = (
         for code, lang in _LATIN.items()
         for name, expr in _latin_patterns(code, lang)
     ),
-    *((*_latin_overrides(code, lang), code) for code, lang in _LATIN.items()),
+    *((*form, code) for code, lang in _LATIN.items() for form in _latin_overrides(code, lang)),
     *((name, technique, expr, name.rsplit("_", 1)[1]) for name, technique, expr in _OTHER),
 )
 """(name, technique, expression, language) of each form in each language: every one is a sure
 signal, ``indirect_injection`` or, for an order to drop earlier instructions,
 ``instruction_override``."""
+PROMPT_OVERRIDES: Final[frozenset[str]] = frozenset(
+    name for name, _, _, _ in LANGUAGE_PATTERNS if name.startswith("ml_override_")
+)
+"""The forms read in prompts as well as in passages: an order to drop earlier instructions that
+names them (``ml_override_*``); not ``ml_forget_*`` ("olvida lo anterior"), nor an address to an
+AI reader, which a prompt may give its assistant."""
 
 LANGUAGE_GATES: Final[dict[str, str]] = {
     # RE2 expressions. ``\\b`` is ASCII there: it holds wherever the forms find these words

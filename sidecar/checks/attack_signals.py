@@ -52,7 +52,7 @@ from typing import Any, Literal, NamedTuple
 import ahocorasick
 
 from ..scan import RE2
-from .attack_languages import LANGUAGE_PATTERNS
+from .attack_languages import LANGUAGE_PATTERNS, PROMPT_OVERRIDES
 from .attack_tail import default_tail_model
 from .prefilter import Prefilter
 from .refusal_text import rstrip_drawn, visible, wide
@@ -1962,12 +1962,13 @@ PASTED = "pasted"
 """The prefilter's name for a mark of a pasted document (:data:`_PASTED_AT`)."""
 _OVERRIDES = {
     name: re.compile(expr, re.DOTALL)
-    for name, technique, expr, _ in LANGUAGE_PATTERNS
-    if technique == "instruction_override"
+    for name, _, expr, _ in LANGUAGE_PATTERNS
+    if name in PROMPT_OVERRIDES
 }
-"""An order to drop the assistant's earlier instructions in one of the languages of
-:mod:`.attack_languages` ("ignora las instrucciones anteriores", "忽略之前的所有指令"): the
-forms retrieved passages are read for, read in prompts too (sure, as in English)."""
+"""An order to drop the assistant's earlier instructions, named as such, in one of the
+languages of :mod:`.attack_languages` ("ignora las instrucciones anteriores",
+"忽略之前的所有指令"): forms retrieved passages are read for, read in prompts too (sure, as in
+English)."""
 _MAYBE = Prefilter(
     {
         **_COMPILED,
