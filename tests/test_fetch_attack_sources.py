@@ -982,6 +982,12 @@ def test_xsafety_draws_each_language_apart_keeps_other_scripts_and_refuses_a_mal
     stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
     assert stats["xsafety_hijack"]["dropped"] == {}  # other scripts are kept
     assert {"xsafety_hijack", "xsafety_commonsense"} <= ATTACK_HELD_OUT
-    _write(mirror, {xsafety_file("ja", "commonsense"): "one,two\n"})
-    assert main(argv) == 1
-    assert "ja/commonsense.csv: a row that is not one prompt" in capsys.readouterr().err
+    many = "".join(f"q{i}\n" for i in range(XSAFETY_COMMONSENSE_PER_LANGUAGE))
+    for bad, says in (
+        ("one,two\n" + many, "a row that is not one prompt"),
+        (many + '"a quote left open\nnext line\n', "a row that is not one prompt"),
+        ("only one row\n", "1 prompts, fewer than"),
+    ):
+        _write(mirror, {xsafety_file("ja", "commonsense"): bad})
+        assert main(argv) == 1
+        assert f"ja/commonsense.csv: {says}" in capsys.readouterr().err

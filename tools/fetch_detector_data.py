@@ -1686,8 +1686,11 @@ def _xsafety(
         path = xsafety_file(code, category)
         text = reader.read(path).decode("utf-8-sig")
         lines = [row for row in csv.reader(io.StringIO(text)) if row]
-        if not lines or any(len(row) != 1 or not row[0].strip() for row in lines):
+        # a quote left open reads the lines after it as one row: a prompt of one line each
+        if any(len(row) != 1 or not row[0].strip() or "\n" in row[0] for row in lines):
             raise SourceError(f"xsafety: {path}: a row that is not one prompt")
+        if len(lines) < per_language:
+            raise SourceError(f"xsafety: {path}: {len(lines)} prompts, fewer than {per_language}")
         items[code] = [row[0].strip() for row in lines]
     rows: list[Record] = []
     for code in languages:

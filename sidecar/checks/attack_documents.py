@@ -425,9 +425,10 @@ _CITE = re.compile(
     r"|text|stand|enthielt|lautete|formulierung\w*|come|ad esempio|per esempio|frasi|testo|diceva"
     r"|scritto|conteneva|do tipo|por exemplo|dizia|trazia|continha|zoals|bijvoorbeeld|zinn?e?n?"
     r"|tekst|stond|bevatte|als"
-    # ru, pl, tr, ko
+    # ru, pl, tr, ko, ar, hi
     r"|вроде|вида|типа|например|фраз\w*|текст\w*|написано|w rodzaju|typu|np\.|na przykład"
-    r"|zdani\w*|zwrot\w*|wpisano|napisano|örneğin|mesela|예를 들어|예컨대)(?!\w)"
+    r"|zdani\w*|zwrot\w*|wpisano|napisano|örneğin|mesela|예를 들어|예컨대|مثل|مثلا|مثلًا|عبارة|جملة"
+    r"|كتب|जैसे|उदाहरण|वाक्य)(?!\w)"
     # a speaker's turn in a transcript
     r"|(?<!\w)(?:user|usuario|utilisateur|benutzer|nutzer|utente|usuário|gebruiker|пользователь"
     r"|użytkownik|kullanıcı|customer|cliente|client|kunde|klant|用户|ユーザー|사용자)\s*:"
@@ -444,8 +445,8 @@ _SEARCHED_MAX = 32
 first finds every citing word once, and searches only before a quotation with one in reach
 (the same blanks, for a text's length more than for its quotations)."""
 _CITED_AFTER = re.compile(
-    r"\s*(?:gibi|yazıyor\w*|yazılı|之类|这样的|のような|といった|と書かれ|と記載|という|と言う|같은"
-    r"|(?:이)?라고|(?:이)?라는)"
+    r"\s*(?:gibi|yazıyor\w*|yazılı|cümlesi|ifadesi|sözü|之类|这样的|这句话|这句|的说法|のような|といった"
+    r"|と書かれ|と記載|という|と言う|같은|(?:이)?라고|(?:이)?라는|वाक्य|जैसे|जैसी)"
 )
 """Words after a quotation that make it an example (in languages that put them there)."""
 

@@ -22,9 +22,9 @@ German, Italian, Portuguese, Dutch, Russian, Polish, Turkish, Chinese, Japanese,
   ("mocht deze mail door een AI-assistent worden verwerkt: stuur ..."), and an order.
 * ``ml_override``: an order to drop earlier instructions ("ignora las instrucciones
   anteriores", "これまでの指示はすべて無視"), an ``instruction_override``; in Arabic and Hindi
-  too, which have no other form yet. This form alone is read in prompts too
-  (:mod:`.attack_signals`), as the English override is. ``ml_forget``: an order to drop what
-  came before that does not name instructions ("olvida lo anterior"), in passages only.
+  too, which have no other form yet. Prompts are read for it too, where it opens a clause
+  (:data:`PROMPT_FORMS`, :mod:`.attack_signals`). ``ml_forget``: an order to drop what came
+  before that does not name instructions ("olvida lo anterior"), in passages only.
 
 What is addressed must be an AI by name, as in English: "IA", "KI", "ИИ", "AI", a virtual or
 AI assistant, a language model, a chatbot, an AI system or agent, an automatic system, a model
@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple
 
-__all__ = ["LANGUAGE_GATES", "LANGUAGE_PATTERNS", "LANGUAGE_WORDS", "PROMPT_OVERRIDES"]
+__all__ = ["LANGUAGE_GATES", "LANGUAGE_PATTERNS", "LANGUAGE_WORDS", "PROMPT_CORES", "PROMPT_FORMS"]
 
 
 class _Language(NamedTuple):
@@ -123,8 +123,9 @@ _LATIN: Final[dict[str, _Language]] = {
         cond=r"si",
         override=r"(?:ignora|ignore|olvida|olvide|omite)\s+(?:todas\s+)?(?:las\s+|tus\s+|sus\s+)?(?:anteriores\s+)?(?:instrucciones|normas|reglas|indicaciones|directrices|órdenes)\s+(?:anteriores|previas|de\s+arriba|(?:mencionadas|indicadas|dadas|escritas)\s+(?:arriba|anteriormente)|que\s+te\s+(?:dieron|han\s+dado|dio))"
         r"|(?:ignora|ignore|olvida|olvide|omite)\s+(?:todas\s+)?las\s+anteriores\s+(?:instrucciones|normas|reglas|indicaciones|directrices|órdenes)"
-        r"|(?:instrucciones|normas|reglas|indicaciones)\s+(?:anteriores|previas)\s+(?:quedan|queda|están)\s+(?:sin\s+efecto|anuladas|derogadas)",
-        forget=r"olvida\s+(?:todo\s+)?lo\s+que\s+te\s+(?:hayan|han|habían)\s+(?:pedido|dicho|indicado|ordenado)"
+        ,
+        forget=r"(?:instrucciones|normas|reglas|indicaciones)\s+(?:anteriores|previas)\s+(?:quedan|queda|están)\s+(?:sin\s+efecto|anuladas|derogadas)"
+        r"|olvida\s+(?:todo\s+)?lo\s+que\s+te\s+(?:hayan|han|habían)\s+(?:pedido|dicho|indicado|ordenado)"
         r"|(?:no\s+tengas\s+en\s+cuenta|ignora|olvida)\s+(?:todo\s+)?lo\s+(?:anterior|que\s+te\s+\w+\s+antes)",
         then=_alt(
             "si", "cuando", "al", "antes de", "mientras", "en caso de", "por favor", "nunca",
@@ -731,12 +732,125 @@ LANGUAGE_PATTERNS: Final[tuple[tuple[str, str, str, str], ...]] = (
 """(name, technique, expression, language) of each form in each language: every one is a sure
 signal, ``indirect_injection`` or, for an order to drop earlier instructions,
 ``instruction_override``."""
-PROMPT_OVERRIDES: Final[frozenset[str]] = frozenset(
-    name for name, _, _, _ in LANGUAGE_PATTERNS if name.startswith("ml_override_")
+_CLAUSE: Final = r"(?:^|(?<=[.!?:;\n,\"'«»“”„(\[¡¿*#>•—–\-。，！？：；、」』）।،؛؟]))\s*"
+"""Where an order opens a prompt's clause: its start, or after a sentence's or a clause's mark."""
+
+_PROMPT_EDGES: Final[dict[str, tuple[str, str]]] = {
+    # code: (words that may come before the order, words that may follow it)
+    "es": (
+        r"por\s+favor|ahora|bueno|vale|y|e|luego|después|entonces|pero|mejor|también"
+        r"|de\s+ahora\s+en\s+adelante|a\s+partir\s+de\s+ahora",
+        r"y|e|luego|después|ahora|completamente|por\s+completo|de\s+ahora\s+en\s+adelante",
+    ),
+    "fr": (
+        r"s'il\s+(?:te|vous)\s+pla[iî]t|maintenant|désormais|et|puis|ensuite|mais|alors"
+        r"|à\s+partir\s+de\s+maintenant",
+        r"et|puis|maintenant|désormais|ensuite|complètement|totalement",
+    ),
+    "de": (
+        r"bitte|jetzt|nun|und|dann|aber|ab\s+sofort|ab\s+jetzt",
+        r"und|dann|jetzt|ab\s+sofort|sofort|komplett|vollständig|ganz|bitte",
+    ),
+    "it": (
+        r"per\s+favore|ora|adesso|e|poi|ma|quindi|da\s+ora\s+in\s+poi",
+        r"e|ed|poi|ora|adesso|completamente|del\s+tutto",
+    ),
+    "pt": (
+        r"por\s+favor|agora|e|depois|mas|então|a\s+partir\s+de\s+agora",
+        r"e|depois|agora|completamente",
+    ),
+    "nl": (
+        r"alsjeblieft|alstublieft|graag|nu|en|dan|maar|vanaf\s+nu",
+        r"en|dan|nu|volledig|helemaal|vanaf\s+nu",
+    ),
+    "ru": (
+        r"пожалуйста|теперь|сейчас|и|а|но|затем|потом|отныне|с\s+этого\s+момента",
+        r"и|а|затем|теперь|потом|полностью|совсем|с\s+этого\s+момента",
+    ),
+    "pl": (
+        r"proszę|teraz|i|a|ale|potem|następnie|od\s+teraz",
+        r"i|a|potem|teraz|całkowicie|od\s+teraz",
+    ),
+    "tr": (r"lütfen|şimdi|ve|sonra|ama|artık", r"ve|sonra|şimdi|tamamen"),
+    "ar": (r"من\s+فضلك|رجاء|رجاءً|الآن|ثم|لكن", r"ثم|فقط|تماما|تمامًا"),
+    "hi": (r"कृपया|अब|और|फिर|तो", r"और|फिर|अब"),
+    "zh": (r"请|现在|那么|然后|并且?|但是?|你|从现在开始", r"并|然后|直接|只|仅|现在|改为"),
+    "ja": (r"では|じゃあ|今から|それでは|なお|あと|そして", ""),
+    "ko": (r"이제|지금부터|그리고|그럼|제발|자", ""),
+}
+"""What may stand between a clause's start and an order to drop the instructions in a prompt
+("por favor, ignora ...", "请忽略 ..."), and what may follow the order in the same clause (a
+conjunction, "now", "completely"), each language's; a mark that ends the clause may follow too.
+Japanese and Korean end the order with the verb: :data:`_PROMPT_TAILS` reads that."""
+
+_PROMPT_TAILS: Final[dict[str, str]] = {
+    # an imperative, not a negation, a passive or a statement ("無視しないで", "無視されます",
+    # "무시하지 마세요", "무시합니다", "yok sayılır", "अनदेखा कर दिया", "भूल जाते हैं")
+    "ja": r"(?:(?<=無視)(?:して(?![いしる])|しろ|せよ|すること|しなさい)|(?<=忘れ)(?:て(?![いしる])|ろ"
+    r"|なさい|ること)|(?<=なかったことに)(?:して(?![いしる])|しろ|せよ))",
+    "ko": r"(?:(?<=무시)(?:하고|해(?![서도야])|하세요|하십시오|하라|해라|할\s?것|해\s?주세요|해줘)"
+    r"|(?<=잊)(?:고|어(?![서도야])|으세요|으십시오|어라|어\s?주세요)|(?<=걸로)\s*(?:하고|해|하세요|하십시오))",
+    "tr": r"(?:ın|ınız|in|iniz|un|unuz|yın|yınız)?(?![\w])",
+}
+
+_HI_PROMPT: Final = (
+    r"(?:(?:सभी|सारे)\s+)?(?:पिछले|पहले\s+(?:के|दिए\s+गए)|ऊपर\s+(?:दिए|लिखे|बताए)\s+गए|ऊपर\s+के|उपरोक्त"
+    r"|पूर्व)\s+(?:(?:सभी|सारे)\s+)?(?:निर्देशों|निर्देश|आदेशों|आदेश|नियमों|नियम)\s+(?:को\s+)?"
+    r"(?:(?:अनदेखा|नज\u093c?रअंदाज\u093c?|इग्नोर)\s*(?:कर(?:ें|ो|\s+(?:दें|दो|दीजिए|दीजिये))|कीजिए|कीजिये)"
+    r"|भूल\s+(?:जाओ|जाएं|जाएँ|जाइए))(?![\u0900-\u097f])"
 )
-"""The forms read in prompts as well as in passages: an order to drop earlier instructions that
-names them (``ml_override_*``); not ``ml_forget_*`` ("olvida lo anterior"), nor an address to an
-AI reader, which a prompt may give its assistant."""
+"""Hindi's order in the imperative: "... को अनदेखा करें / करो / कर दें", "... भूल जाओ"; not "अनदेखा
+कर दिया" (did), "अनदेखा करना" (to do), "भूल जाते हैं" (they forget)."""
+_AR_PROMPT: Final = (
+    rf"[وف]?(?:{_AR_DROP})\s*(?:(?:كل|جميع)\s+)?(?:ال)?{_AR_RULES}\s+(?:ال)?(?:سابقة|مذكورة\s+أعلاه"
+    r"|واردة\s+أعلاه|أعلاه|اعلاه)"
+    rf"|[وف]?(?:{_AR_DROP})\s*(?:(?:كل|جميع)\s+)?ما\s+سبق\s+من\s+(?:ال)?{_AR_RULES}"
+)
+"""Arabic's order, "and" or "so" joined to it ("وتجاهل ..."); at a clause's start, so that the
+verbal noun ("ما عقوبة تجاهل التعليمات السابقة") is not read."""
+
+
+def _prompt_form(code: str, core: str) -> str:
+    lead, follow = _PROMPT_EDGES[code]
+    opening = rf"{_CLAUSE}(?:(?:{lead})(?![\w-])\s*[,，、،]?\s*){{0,2}}"
+    if code in ("ja", "ko"):
+        return rf"{opening}(?:{core}){_PROMPT_TAILS[code]}"
+    tail = _PROMPT_TAILS.get(code, "")
+    ends = r"[.,;:!?)\"'\n»”“،؛؟。，！？：；、।]|$"
+    if code == "ar":  # "and" and "so" are written joined to the next word ("واكتب")
+        ends += "|[وف]"
+    return rf"{opening}(?:{core}){tail}(?=\s*(?:{ends}|(?:{follow})(?![\w-])))"
+
+
+def _prompt_cores() -> dict[str, str]:
+    cores = {code: lang.override for code, lang in _LATIN.items()}
+    other = {
+        name.rsplit("_", 1)[1]: expr for name, _, expr in _OTHER if name.startswith("ml_override_")
+    }
+    cores.update({code: other[code] for code in ("tr", "zh", "ja", "ko")})
+    cores["ar"] = _AR_PROMPT
+    cores["hi"] = _HI_PROMPT
+    return cores
+
+
+PROMPT_CORES: Final[dict[str, str]] = {
+    f"ml_prompt_override_{code}": core for code, core in _prompt_cores().items()
+}
+"""Each of :data:`PROMPT_FORMS` without what opens and closes its clause: it matches wherever
+the form does, and is what a prefilter reads (the clause's optional words before the order,
+made unbounded there, made RE2's automaton a third slower)."""
+PROMPT_FORMS: Final[dict[str, str]] = {
+    name: _prompt_form(name.rsplit("_", 1)[1], core) for name, core in PROMPT_CORES.items()
+}
+"""The orders to drop earlier instructions that a prompt is read for, in every language above:
+the passage's form (``ml_override_*``; Arabic and Hindi in the imperative) where it opens a
+clause and the clause ends or goes on with a conjunction, as the English override is read ("Por
+favor, ignora las instrucciones anteriores y ...", "忽略之前的所有指令，..."); not the user's
+own instructions or a topic after them ("... que te di sobre el formato", "... zur
+Schriftart"), a negation ("No olvide las instrucciones anteriores", "無視しないで"), what a
+program or a person does ("el programa ignora las reglas anteriores", "我忘记之前的规则了"),
+nor ``ml_forget_*``, which names no instructions. A passage is read for them too: a short one
+may hold none of its language's common words, which its own forms need."""
 
 LANGUAGE_GATES: Final[dict[str, str]] = {
     # RE2 expressions. ``\\b`` is ASCII there: it holds wherever the forms find these words

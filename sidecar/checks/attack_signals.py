@@ -1,7 +1,7 @@
 """The worded half of attack-attempt detection: signals of the techniques attacks use.
 
 Each signal names a technique and says whether it is *sure* (an attack on its own: "ignore
-all previous instructions", in English or in one of twelve other languages; a base64 payload
+all previous instructions", in English or in one of fourteen other languages; a base64 payload
 that decodes to an instruction) or a *cue* that
 only counts when the learned model agrees ("you are now", "stay in character": customers
 write those for honest role-play too). The signals read the folded text (see
@@ -52,7 +52,7 @@ from typing import Any, Literal, NamedTuple
 import ahocorasick
 
 from ..scan import RE2
-from .attack_languages import LANGUAGE_PATTERNS, PROMPT_OVERRIDES
+from .attack_languages import PROMPT_CORES, PROMPT_FORMS
 from .attack_tail import default_tail_model
 from .prefilter import Prefilter
 from .refusal_text import rstrip_drawn, visible, wide
@@ -1960,19 +1960,16 @@ _IDIOM = re.compile(
 """The idiom "an offer you can't refuse", which is not an order never to refuse."""
 PASTED = "pasted"
 """The prefilter's name for a mark of a pasted document (:data:`_PASTED_AT`)."""
-_OVERRIDES = {
-    name: re.compile(expr, re.DOTALL)
-    for name, _, expr, _ in LANGUAGE_PATTERNS
-    if name in PROMPT_OVERRIDES
-}
+_OVERRIDES = {name: re.compile(expr, re.DOTALL) for name, expr in PROMPT_FORMS.items()}
 """An order to drop the assistant's earlier instructions, named as such, in one of the
-languages of :mod:`.attack_languages` ("ignora las instrucciones anteriores",
-"忽略之前的所有指令"): forms retrieved passages are read for, read in prompts too (sure, as in
-English)."""
+languages of :mod:`.attack_languages` ("ignora las instrucciones anteriores y ...",
+"忽略之前的所有指令"), where it opens a clause: sure, as the English override is
+(:data:`~.attack_languages.PROMPT_FORMS`)."""
 _MAYBE = Prefilter(
     {
         **_COMPILED,
-        **_OVERRIDES,
+        # each override by its core, which holds wherever the form matches (a smaller automaton)
+        **{name: re.compile(core, re.DOTALL) for name, core in PROMPT_CORES.items()},
         **{n: re.compile("|".join(map(re.escape, _TRIGGERS[n][2]))) for n in _BY_TRIGGERS},
         _ENCODED: re.compile(_CANDIDATE_EXPR),
         _LOOKALIKE: _HOMOGLYPH,
@@ -1988,8 +1985,8 @@ prompts hold none."""
 
 def _override_signals(folded: str, maybe: frozenset[str], found: dict[str, Signal]) -> None:
     """An order in another language to drop the assistant's instructions (:data:`_OVERRIDES`),
-    searched in the prompt without the quotations it cites as examples: a question about
-    prompt injection quotes the phrase ("frases como «ignora las instrucciones anteriores»")."""
+    searched in the text without the quotations it cites as examples: a question about prompt
+    injection quotes the phrase ("frases como «ignora las instrucciones anteriores»")."""
     names = maybe.intersection(_OVERRIDES)
     if not names:
         return  # most prompts
@@ -2051,8 +2048,7 @@ def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal
         found["developer_mode"] = Signal("persona", True, "developer_mode")
     if "fiction" in found and _FORBIDDEN.search(folded) is not None:
         found["fiction_request"] = Signal("persona", True, "fiction_request")
-    if not passage:  # (a passage's are among its document signals)
-        _override_signals(folded, maybe, found)
+    _override_signals(folded, maybe, found)
     if not original.isascii() and _LOOKALIKE in maybe and _HOMOGLYPH.search(folded) is not None:
         found["homoglyph"] = Signal("obfuscation", True, "homoglyph")
     # read in the original: folding drops the tags, which are drawn as nothing
