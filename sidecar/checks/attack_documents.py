@@ -445,7 +445,7 @@ _SEARCHED_MAX = 32
 first finds every citing word once, and searches only before a quotation with one in reach
 (the same blanks, for a text's length more than for its quotations)."""
 _CITED_AFTER = re.compile(
-    r"\s*(?:gibi|yazıyor\w*|yazılı|cümlesi|ifadesi|sözü|之类|这样的|这句话|这句|的说法|のような|といった"
+    r"\s*(?:gibi|yazıyor\w*|yazılı|cümlesi|ifadesi|sözü|之类|这样的|这句话|这句|的说法|のような|といった|など"
     r"|と書かれ|と記載|という|と言う|같은|(?:이)?라고|(?:이)?라는|वाक्य|जैसे|जैसी)"
 )
 """Words after a quotation that make it an example (in languages that put them there)."""

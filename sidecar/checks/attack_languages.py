@@ -170,9 +170,9 @@ _LATIN: Final[dict[str, _Language]] = {
         rel=r"(?:,?\s+(?:qui|que|dont|chargée?s?\s+d[eu']|en\s+charge\s+d[eu'])[^.\n:!?]{0,80}?)",
         if_you=r"si\s+(?:vous\s+êtes|tu\s+es)\s+(?:un|une|l')?",
         cond=r"si|s'",
-        override=r"(?:ignore|ignorez|oublie|oubliez|ne\s+tiens\s+pas\s+compte\s+d)\s*(?:de\s+)?(?:toutes\s+)?(?:les\s+|tes\s+|vos\s+|des\s+)?(?:instructions|consignes|règles|directives)\s+(?:précédentes|antérieures|ci-dessus|(?:données\s+|indiquées\s+)?plus\s+haut|qui\s+précèdent)"
+        override=r"(?:ignore|ignorez|oublie|oubliez|ne\s+(?:tiens|tenez)\s+pas\s+compte)\s+(?:de\s+|d')?(?:toutes\s+)?(?:les\s+|tes\s+|vos\s+|des\s+)?(?:instructions|consignes|règles|directives)\s+(?:précédentes|antérieures|ci-dessus|(?:données\s+|indiquées\s+)?plus\s+haut|qui\s+précèdent)"
         r"|(?:ignore|ignorez|oublie|oubliez)\s+(?:toutes\s+)?(?:les|tes|vos)\s+(?:précédentes|anciennes)\s+(?:instructions|consignes|règles|directives)"
-        r"|ne\s+tiens?\s+plus\s+compte\s+des\s+(?:consignes|instructions)",
+        r"|ne\s+(?:tiens?|tenez)\s+plus\s+compte\s+des\s+(?:consignes|instructions)(?:\s+(?:précédentes|antérieures|ci-dessus))?",
         forget=r"oublie[z]?\s+(?:tout\s+)?ce\s+qu'on\s+(?:t'a|vous\s+a)\s+(?:dit|demandé)",
         then=_alt(
             "si", "lorsque", "lorsqu'", "quand", r"en\s+\w+ant", "avant de", "veuillez",
@@ -223,7 +223,7 @@ _LATIN: Final[dict[str, _Language]] = {
         rel=r"(?:,?\s+(?:das|der|die|welche[sr]?)\b[^.\n:!?]{0,80}?)",
         if_you=r"(?:wenn|falls|sofern)\s+(?:du|sie)\s+(?:ein|eine|einen)",
         cond=r"wenn|falls|sofern",
-        override=r"(?:ignoriere|ignoriert|ignorieren\s+sie|vergiss|vergesst|vergessen\s+sie|missachte)\s+(?:alle\s+)?(?:deine\s+|eure\s+|ihre\s+|die\s+)?(?:vorherigen|bisherigen|früheren|vorigen|obigen|vorangegangenen|vorstehenden|oben\s+(?:genannten|stehenden|angegebenen))\s+(?:anweisungen|regeln|instruktionen|vorgaben|befehle)",
+        override=r"(?:ignoriere|ignoriert|ignorieren\s+sie|vergiss|vergesst|vergessen\s+sie|missachte)\s+(?:bitte\s+)?(?:alle\s+)?(?:deine\s+|eure\s+|ihre\s+|die\s+)?(?:vorherigen|bisherigen|früheren|vorigen|obigen|vorangegangenen|vorstehenden|oben\s+(?:genannten|stehenden|angegebenen))\s+(?:anweisungen|regeln|instruktionen|vorgaben|befehle)",
         forget=r"alles,?\s+was\s+(?:dir|ihnen|euch)\s+(?:vorher|bisher|zuvor)\s+\w+\s+wurde,?\s+ist\s+(?:ab\s+sofort\s+)?"
         r"(?:hinfällig|ungültig|aufgehoben|nichtig)",
         then=_alt(
@@ -590,7 +590,7 @@ _OTHER: Final[tuple[tuple[str, str, str], ...]] = (
     (
         "ml_override_tr",
         "instruction_override",
-        r"(?:önceki|yukarıdaki)\s+(?:tüm\s+|bütün\s+)?talimat\w*\s+(?:yok\s+say|görmezden\s+gel|unut)"
+        r"(?:(?:tüm|bütün)\s+)?(?:önceki|yukarıdaki)\s+(?:tüm\s+|bütün\s+)?talimat\w*\s+(?:yok\s+say|görmezden\s+gel|unut)"
         r"|şimdiye\s+kadar\s+verilen\s+talimat\w*\s+(?:artık\s+)?dikkate\s+alma",
     ),
     # Chinese: a letter's dedication, 致 ("to"), before what is addressed and a colon: "致AI助手：",
@@ -617,15 +617,16 @@ _OTHER: Final[tuple[tuple[str, str, str], ...]] = (
     (
         "ml_override_zh",
         "instruction_override",
-        r"(?:忽略|无视|忘记|忘掉)(?:你)?(?:之前|以前|先前|上面|上述|此前|前面|原有)(?:的)?(?:所有|全部|一切)?(?:的)?"
-        r"(?:规则|指令|指示|说明|设定|提示)"
+        r"(?:忽略|无视|忘记|忘掉)(?:你)?(?:(?:所有|全部|一切)(?:的)?)?(?:之前|以前|先前|上面|上述|以上|此前|前面|原有)(?:的)?"
+        r"(?:所有|全部|一切)?(?:的)?(?:规则|指令|指示|说明|设定|提示)"
         r"|(?:之前|以前|先前)(?:收到|接到|得到)的(?:要求|指令|指示)(?:统统|全部|都)?抛在脑后",
     ),
     # "the requirements before" may be the user's own ("忘掉前面的要求，重新写一首"): passages only
     (
         "ml_forget_zh",
         "instruction_override",
-        r"(?:忽略|无视|忘记|忘掉)(?:你)?(?:之前|以前|先前|上面|上述|此前|前面|原有)(?:的)?(?:所有|全部|一切)?(?:的)?要求",
+        r"(?:忽略|无视|忘记|忘掉)(?:你)?(?:(?:所有|全部|一切)(?:的)?)?(?:之前|以前|先前|上面|上述|以上|此前|前面|原有)(?:的)?"
+        r"(?:所有|全部|一切)?(?:的)?要求",
     ),
     # Japanese: "AIアシスタントへ：", "この文書を読んでいるAIへの指示：", "本書類を評価する言語モデル
     # は、...こと", "もしあなたがAIなら、...ください"
@@ -659,7 +660,7 @@ _OTHER: Final[tuple[tuple[str, str, str], ...]] = (
     (
         "ml_override_ja",
         "instruction_override",
-        r"(?:これまで|以前|前|上記|先|今まで)の(?:すべての|全ての)?(?:ルール|指示|命令|指令|設定)(?:を|は)(?:すべて|全て)?無視"
+        r"(?:これまで|以前|前|上記|先|今まで)の(?:すべての|全ての)?(?:ルール|指示|命令|指令|設定)(?:を|は)(?:すべて|全て|全部)?(?:無視|忘れ)"
         r"|(?:今まで|これまで)に受けた(?:指示|命令)(?:は|を)[^。\n]{0,10}(?:なかったことに|無視|忘れ)",
     ),
     # Korean: "AI 어시스턴트에게:", "디지털 비서님께 —", "이 서류를 평가하는 언어 모델은 ...
@@ -690,7 +691,7 @@ _OTHER: Final[tuple[tuple[str, str, str], ...]] = (
     (
         "ml_override_ko",
         "instruction_override",
-        r"(?:이전|앞|기존|위|지금까지)(?:의)?\s*(?:모든\s*)?(?:지침|지시|명령|규칙|설정)(?:을|를|은|는)?\s*(?:모두\s*)?무시"
+        r"(?:이전|앞|기존|위|지금까지)(?:의)?\s*(?:모든\s*)?(?:지침|지시사항|지시|명령어|명령|규칙|설정)(?:을|를|은|는)?\s*(?:모두\s*)?(?:무시|잊)"
         r"|지금까지\s*받은\s*(?:지시|지침|명령)(?:는|은|를|을)?\s*(?:전부|모두)?\s*(?:없던\s*걸로|무시|잊)",
     ),
     # Arabic and Hindi: the order to drop earlier instructions alone (no address forms yet).
@@ -732,75 +733,91 @@ LANGUAGE_PATTERNS: Final[tuple[tuple[str, str, str, str], ...]] = (
 """(name, technique, expression, language) of each form in each language: every one is a sure
 signal, ``indirect_injection`` or, for an order to drop earlier instructions,
 ``instruction_override``."""
-_CLAUSE: Final = r"(?:^|(?<=[.!?:;\n,\"'«»“”„(\[¡¿*#>•—–\-。，！？：；、」』）।،؛؟]))\s*"
-"""Where an order opens a prompt's clause: its start, or after a sentence's or a clause's mark."""
+_MARK: Final = r"[.!?:;\n,\"'«»“”„()\[\]¡¿*#>•—–\-。，！？：；、」』）】》〉※।،؛؟]"
+_CLAUSE: Final = rf"(?:^\s*+|(?<={_MARK})|(?<={_MARK}\s)|(?<={_MARK}\s\s))"
+"""Where an order opens a prompt's clause: its start, or after a sentence's or a clause's mark
+and at most two blanks. Looked back at, not read forward: read forward from every mark, a run of
+50,000 newlines took three seconds."""
 
 _PROMPT_EDGES: Final[dict[str, tuple[str, str]]] = {
-    # code: (words that may come before the order, words that may follow it)
+    # code: (words that may come before the order, words that may follow it); not "but"
+    # ("funcionaba bien, pero ahora ignora las instrucciones ...": what a bot does)
     "es": (
-        r"por\s+favor|ahora|bueno|vale|y|e|luego|después|entonces|pero|mejor|también"
+        r"por\s+favor|ahora|bueno|vale|y|e|luego|después|entonces|mejor|también"
         r"|de\s+ahora\s+en\s+adelante|a\s+partir\s+de\s+ahora",
-        r"y|e|luego|después|ahora|completamente|por\s+completo|de\s+ahora\s+en\s+adelante",
+        r"y|e|o|u|luego|después|ahora|completamente|por\s+completo|de\s+ahora\s+en\s+adelante"
+        r"|que\s+(?:recibiste|has\s+recibido)",
     ),
     "fr": (
-        r"s'il\s+(?:te|vous)\s+pla[iî]t|maintenant|désormais|et|puis|ensuite|mais|alors"
+        r"s'il\s+(?:te|vous)\s+pla[iî]t|maintenant|désormais|et|puis|ensuite|alors"
         r"|à\s+partir\s+de\s+maintenant",
-        r"et|puis|maintenant|désormais|ensuite|complètement|totalement",
+        r"et|ou|puis|maintenant|désormais|ensuite|complètement|totalement",
     ),
     "de": (
-        r"bitte|jetzt|nun|und|dann|aber|ab\s+sofort|ab\s+jetzt",
-        r"und|dann|jetzt|ab\s+sofort|sofort|komplett|vollständig|ganz|bitte",
+        r"bitte|jetzt|nun|und|dann|ab\s+sofort|ab\s+jetzt",
+        r"und|oder|dann|jetzt|ab\s+sofort|sofort|komplett|vollständig|ganz|bitte",
     ),
     "it": (
-        r"per\s+favore|ora|adesso|e|poi|ma|quindi|da\s+ora\s+in\s+poi",
-        r"e|ed|poi|ora|adesso|completamente|del\s+tutto",
+        r"per\s+favore|ora|adesso|e|poi|quindi|da\s+ora\s+in\s+poi",
+        r"e|ed|o|poi|ora|adesso|finora|fino\s+ad\s+ora|completamente|del\s+tutto",
     ),
     "pt": (
-        r"por\s+favor|agora|e|depois|mas|então|a\s+partir\s+de\s+agora",
-        r"e|depois|agora|completamente",
+        r"por\s+favor|agora|e|depois|então|a\s+partir\s+de\s+agora",
+        r"e|ou|depois|agora|completamente",
     ),
     "nl": (
-        r"alsjeblieft|alstublieft|graag|nu|en|dan|maar|vanaf\s+nu",
-        r"en|dan|nu|volledig|helemaal|vanaf\s+nu",
+        r"alsjeblieft|alstublieft|graag|nu|en|dan|vanaf\s+nu",
+        r"en|of|dan|nu|volledig|helemaal|vanaf\s+nu",
     ),
     "ru": (
-        r"пожалуйста|теперь|сейчас|и|а|но|затем|потом|отныне|с\s+этого\s+момента",
-        r"и|а|затем|теперь|потом|полностью|совсем|с\s+этого\s+момента",
+        r"пожалуйста|теперь|сейчас|и|а|затем|потом|отныне|с\s+этого\s+момента",
+        r"и|а|или|затем|теперь|потом|полностью|совсем|с\s+этого\s+момента",
     ),
     "pl": (
-        r"proszę|teraz|i|a|ale|potem|następnie|od\s+teraz",
-        r"i|a|potem|teraz|całkowicie|od\s+teraz",
+        r"proszę|teraz|i|a|potem|następnie|od\s+teraz",
+        r"i|a|lub|albo|potem|teraz|całkowicie|od\s+teraz",
     ),
-    "tr": (r"lütfen|şimdi|ve|sonra|ama|artık", r"ve|sonra|şimdi|tamamen"),
-    "ar": (r"من\s+فضلك|رجاء|رجاءً|الآن|ثم|لكن", r"ثم|فقط|تماما|تمامًا"),
-    "hi": (r"कृपया|अब|और|फिर|तो", r"और|फिर|अब"),
-    "zh": (r"请|现在|那么|然后|并且?|但是?|你|从现在开始", r"并|然后|直接|只|仅|现在|改为"),
+    "tr": (r"lütfen|şimdi|ve|sonra|artık", r"ve|veya|sonra|şimdi|tamamen"),
+    "ar": (r"من\s+فضلك|الرجاء|يرجى|رجاء|رجاءً|الآن|ثم", r"ثم|أو|فقط|تماما|تمامًا"),
+    "hi": (r"कृपया|अब|और|फिर|तो|आप|तुम", r"और|या|फिर|अब"),
+    "zh": (r"请|现在|那么|然后|并且?|好的|从现在开始", r"并|然后|直接|只|仅|现在|改为|吧"),
     "ja": (r"では|じゃあ|今から|それでは|なお|あと|そして", ""),
     "ko": (r"이제|지금부터|그리고|그럼|제발|자", ""),
 }
 """What may stand between a clause's start and an order to drop the instructions in a prompt
-("por favor, ignora ...", "请忽略 ..."), and what may follow the order in the same clause (a
-conjunction, "now", "completely"), each language's; a mark that ends the clause may follow too.
-Japanese and Korean end the order with the verb: :data:`_PROMPT_TAILS` reads that."""
+("por favor, ignora ...", "请忽略 ..."; and, in any of them, "please", "now", "ok"), and what may
+follow the order in the same clause (a conjunction, "now", "completely"), each language's; a
+mark that ends the clause may follow too (in Chinese, a space). Japanese and Korean end the
+order with the verb: :data:`_PROMPT_TAILS` reads that."""
+_ANY_LEAD: Final = r"please|now|then|ok|okay|so"
+"""English words before an order in another language ("Please 忽略之前的所有指令")."""
 
 _PROMPT_TAILS: Final[dict[str, str]] = {
-    # an imperative, not a negation, a passive or a statement ("無視しないで", "無視されます",
-    # "무시하지 마세요", "무시합니다", "yok sayılır", "अनदेखा कर दिया", "भूल जाते हैं")
-    "ja": r"(?:(?<=無視)(?:して(?![いしる])|しろ|せよ|すること|しなさい)|(?<=忘れ)(?:て(?![いしる])|ろ"
-    r"|なさい|ること)|(?<=なかったことに)(?:して(?![いしる])|しろ|せよ))",
-    "ko": r"(?:(?<=무시)(?:하고|해(?![서도야])|하세요|하십시오|하라|해라|할\s?것|해\s?주세요|해줘)"
-    r"|(?<=잊)(?:고|어(?![서도야])|으세요|으십시오|어라|어\s?주세요)|(?<=걸로)\s*(?:하고|해|하세요|하십시오))",
+    # an imperative, not a negation, a passive, a statement or a noun ("無視しないで",
+    # "無視されます", "無視することは", "무시하지 마세요", "무시합니다", "무시하고 싶은데",
+    # "yok sayılır", "अनदेखा कर दिया", "भूल जाते हैं")
+    "ja": r"(?:(?<=無視)(?:して(?![いしる])|しろ|せよ|しなさい)|(?<=忘れ)(?:て(?![いしる])|ろ|なさい)"
+    r"|(?<=なかったことに)(?:して(?![いしる])|しろ|せよ))",
+    "ko": r"(?:(?<=무시)(?:하고(?!\s*(?:싶|있))|해(?![서도야])|하세요|하십시오|하라|해라|할\s?것|해\s?주세요"
+    r"|해줘)|(?<=잊)(?:고(?!\s*(?:싶|있))|어(?![서도야])|으세요|으십시오|어라|어\s?주세요)"
+    r"|(?<=걸로)\s*(?:하고|해|하세요|하십시오))",
     "tr": r"(?:ın|ınız|in|iniz|un|unuz|yın|yınız)?(?![\w])",
 }
+_NOT_IN_PROMPTS: Final = {"zh": "|设定", "ja": "|設定", "ko": "|설정", "de": "|ignoriert"}
+"""What the passage forms read and a prompt's do not: settings, which a passage names as the
+AI's own and a prompt as often as the user's ("前の設定を無視してインストールする方法"; the
+English override does not read them either), and German's plural imperative, which is also the
+third person ("Mein Bot ignoriert alle vorherigen Anweisungen")."""
 
 _HI_PROMPT: Final = (
     r"(?:(?:सभी|सारे)\s+)?(?:पिछले|पहले\s+(?:के|दिए\s+गए)|ऊपर\s+(?:दिए|लिखे|बताए)\s+गए|ऊपर\s+के|उपरोक्त"
     r"|पूर्व)\s+(?:(?:सभी|सारे)\s+)?(?:निर्देशों|निर्देश|आदेशों|आदेश|नियमों|नियम)\s+(?:को\s+)?"
     r"(?:(?:अनदेखा|नज\u093c?रअंदाज\u093c?|इग्नोर)\s*(?:कर(?:ें|ो|\s+(?:दें|दो|दीजिए|दीजिये))|कीजिए|कीजिये)"
-    r"|भूल\s+(?:जाओ|जाएं|जाएँ|जाइए))(?![\u0900-\u097f])"
+    r"|भूल\s+(?:जाओ|जाएं|जाएँ|जाइए))(?![\u0900-\u0963\u0966-\u097f])"
 )
 """Hindi's order in the imperative: "... को अनदेखा करें / करो / कर दें", "... भूल जाओ"; not "अनदेखा
-कर दिया" (did), "अनदेखा करना" (to do), "भूल जाते हैं" (they forget)."""
+कर दिया" (did), "अनदेखा करना" (to do), "भूल जाते हैं" (they forget). A full stop (।, ॥) may
+follow it."""
 _AR_PROMPT: Final = (
     rf"[وف]?(?:{_AR_DROP})\s*(?:(?:كل|جميع)\s+)?(?:ال)?{_AR_RULES}\s+(?:ال)?(?:سابقة|مذكورة\s+أعلاه"
     r"|واردة\s+أعلاه|أعلاه|اعلاه)"
@@ -812,14 +829,18 @@ verbal noun ("ما عقوبة تجاهل التعليمات السابقة") is 
 
 def _prompt_form(code: str, core: str) -> str:
     lead, follow = _PROMPT_EDGES[code]
-    opening = rf"{_CLAUSE}(?:(?:{lead})(?![\w-])\s*[,，、،]?\s*){{0,2}}"
+    # Chinese and Japanese put no space after the word before the order ("请忽略")
+    apart = "" if code in ("zh", "ja") else r"(?![\w-])"
+    opening = rf"{_CLAUSE}(?:(?:{lead}|{_ANY_LEAD}){apart}\s*+[,，、،]?\s*+){{0,3}}"
     if code in ("ja", "ko"):
         return rf"{opening}(?:{core}){_PROMPT_TAILS[code]}"
     tail = _PROMPT_TAILS.get(code, "")
     ends = r"[.,;:!?)\"'\n»”“،؛؟。，！？：；、।]|$"
-    if code == "ar":  # "and" and "so" are written joined to the next word ("واكتب")
-        ends += "|[وف]"
-    return rf"{opening}(?:{core}){tail}(?=\s*(?:{ends}|(?:{follow})(?![\w-])))"
+    if code == "ar":  # "and" is written joined to the next word ("واكتب")
+        ends += "|و"
+    # in Chinese, written without spaces, a space ends a clause
+    space = r"\s|" if code == "zh" else ""
+    return rf"{opening}(?:{core}){tail}(?={space}\s*+(?:{ends}|(?:{follow})(?![\w-])))"
 
 
 def _prompt_cores() -> dict[str, str]:
@@ -830,6 +851,9 @@ def _prompt_cores() -> dict[str, str]:
     cores.update({code: other[code] for code in ("tr", "zh", "ja", "ko")})
     cores["ar"] = _AR_PROMPT
     cores["hi"] = _HI_PROMPT
+    for code, words in _NOT_IN_PROMPTS.items():
+        assert words in cores[code], (code, words)
+        cores[code] = cores[code].replace(words, "")
     return cores
 
 
