@@ -1987,7 +1987,7 @@ def _override_signals(folded: str, maybe: frozenset[str], found: dict[str, Signa
     """An order in another language to drop the assistant's instructions (:data:`_OVERRIDES`),
     searched in the text without the quotations it cites as examples: a question about prompt
     injection quotes the phrase ("frases como «ignora las instrucciones anteriores»")."""
-    names = maybe.intersection(_OVERRIDES)
+    names = [name for name in maybe if name in _OVERRIDES]  # (maybe holds a few names)
     if not names:
         return  # most prompts
     from .attack_documents import unquoted  # imports this module
