@@ -45,7 +45,14 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple
 
-__all__ = ["LANGUAGE_GATES", "LANGUAGE_PATTERNS", "LANGUAGE_WORDS", "PROMPT_CORES", "PROMPT_FORMS"]
+__all__ = [
+    "LANGUAGE_GATES",
+    "LANGUAGE_PATTERNS",
+    "LANGUAGE_WORDS",
+    "LEAD_REACH",
+    "PROMPT_CORES",
+    "PROMPT_FORMS",
+]
 
 
 class _Language(NamedTuple):
@@ -121,8 +128,8 @@ _LATIN: Final[dict[str, _Language]] = {
         rel=r"(?:,?\s+(?:que|quien|el\s+cual|la\s+cual|encargad[oa]s?\s+de)\b[^.\n:!?]{0,80}?)",
         if_you=r"(?:si\s+(?:tú\s+)?(?:eres|es\s+usted|fueras)|en\s+caso\s+de\s+que\s+(?:seas|sea\s+usted))\s+(?:un|una|el|la)?",
         cond=r"si",
-        override=r"(?:ignora|ignore|olvida|olvide|omite)\s+(?:todas\s+)?(?:las\s+|tus\s+|sus\s+)?(?:anteriores\s+)?(?:instrucciones|normas|reglas|indicaciones|directrices|órdenes)\s+(?:anteriores|previas|de\s+arriba|(?:mencionadas|indicadas|dadas|escritas)\s+(?:arriba|anteriormente)|que\s+te\s+(?:dieron|han\s+dado|dio))"
-        r"|(?:ignora|ignore|olvida|olvide|omite)\s+(?:todas\s+)?las\s+anteriores\s+(?:instrucciones|normas|reglas|indicaciones|directrices|órdenes)"
+        override=r"(?:ignora|ignore|olvida|olvide|omite)\s+(?:todas\s+)?(?:las\s+|tus\s+|sus\s+)?(?:instrucciones|normas|reglas|indicaciones|directrices)\s+(?:anteriores|previas|que\s+te\s+(?:dieron|han\s+dado|dio))"
+        r"|(?:ignora|ignore|olvida|olvide|omite)\s+(?:todas\s+)?las\s+anteriores\s+(?:instrucciones|normas|reglas|indicaciones|directrices)"
         ,
         forget=r"(?:instrucciones|normas|reglas|indicaciones)\s+(?:anteriores|previas)\s+(?:quedan|queda|están)\s+(?:sin\s+efecto|anuladas|derogadas)"
         r"|olvida\s+(?:todo\s+)?lo\s+que\s+te\s+(?:hayan|han|habían)\s+(?:pedido|dicho|indicado|ordenado)"
@@ -170,9 +177,9 @@ _LATIN: Final[dict[str, _Language]] = {
         rel=r"(?:,?\s+(?:qui|que|dont|chargée?s?\s+d[eu']|en\s+charge\s+d[eu'])[^.\n:!?]{0,80}?)",
         if_you=r"si\s+(?:vous\s+êtes|tu\s+es)\s+(?:un|une|l')?",
         cond=r"si|s'",
-        override=r"(?:ignore|ignorez|oublie|oubliez|ne\s+(?:tiens|tenez)\s+pas\s+compte)\s+(?:de\s+|d')?(?:toutes\s+)?(?:les\s+|tes\s+|vos\s+|des\s+)?(?:instructions|consignes|règles|directives)\s+(?:précédentes|antérieures|ci-dessus|(?:données\s+|indiquées\s+)?plus\s+haut|qui\s+précèdent)"
+        override=r"(?:ignore|ignorez|oublie|oubliez|ne\s+(?:tiens|tenez)\s+pas\s+compte)\s+(?:de\s+|d')?(?:toutes\s+)?(?:les\s+|tes\s+|vos\s+|des\s+)?(?:instructions|consignes|règles|directives)\s+(?:précédentes|antérieures)"
         r"|(?:ignore|ignorez|oublie|oubliez)\s+(?:toutes\s+)?(?:les|tes|vos)\s+(?:précédentes|anciennes)\s+(?:instructions|consignes|règles|directives)"
-        r"|ne\s+(?:tiens?|tenez)\s+plus\s+compte\s+des\s+(?:consignes|instructions)(?:\s+(?:précédentes|antérieures|ci-dessus))?",
+        r"|ne\s+(?:tiens?|tenez)\s+plus\s+compte\s+des\s+(?:consignes|instructions)(?:\s+(?:précédentes|antérieures))?",
         forget=r"oublie[z]?\s+(?:tout\s+)?ce\s+qu'on\s+(?:t'a|vous\s+a)\s+(?:dit|demandé)",
         then=_alt(
             "si", "lorsque", "lorsqu'", "quand", r"en\s+\w+ant", "avant de", "veuillez",
@@ -223,7 +230,7 @@ _LATIN: Final[dict[str, _Language]] = {
         rel=r"(?:,?\s+(?:das|der|die|welche[sr]?)\b[^.\n:!?]{0,80}?)",
         if_you=r"(?:wenn|falls|sofern)\s+(?:du|sie)\s+(?:ein|eine|einen)",
         cond=r"wenn|falls|sofern",
-        override=r"(?:ignoriere|ignoriert|ignorieren\s+sie|vergiss|vergesst|vergessen\s+sie|missachte)\s+(?:bitte\s+)?(?:alle\s+)?(?:deine\s+|eure\s+|ihre\s+|die\s+)?(?:vorherigen|bisherigen|früheren|vorigen|obigen|vorangegangenen|vorstehenden|oben\s+(?:genannten|stehenden|angegebenen))\s+(?:anweisungen|regeln|instruktionen|vorgaben|befehle)",
+        override=r"(?:ignoriere|ignoriert|ignorieren\s+sie|vergiss|vergesst|vergessen\s+sie|missachte)\s+(?:bitte\s+)?(?:alle\s+)?(?:deine\s+|eure\s+|ihre\s+|die\s+)?(?:vorherigen|bisherigen|früheren|vorigen|obigen)\s+(?:anweisungen|regeln|instruktionen|vorgaben)",
         forget=r"alles,?\s+was\s+(?:dir|ihnen|euch)\s+(?:vorher|bisher|zuvor)\s+\w+\s+wurde,?\s+ist\s+(?:ab\s+sofort\s+)?"
         r"(?:hinfällig|ungültig|aufgehoben|nichtig)",
         then=_alt(
@@ -277,7 +284,7 @@ _LATIN: Final[dict[str, _Language]] = {
         rel=r"(?:,?\s+(?:che|il\s+quale|la\s+quale|incaricat[oaie]\s+d)[^.\n:!?]{0,80}?)",
         if_you=r"se\s+(?:tu\s+)?(?:sei|fossi)\s+(?:un|una|un'|l')?",
         cond=r"se",
-        override=r"(?:ignora|ignorate|ignori|dimentica|dimenticate|dimentichi)\s+(?:tutte\s+)?(?:le\s+)?(?:tue\s+|vostre\s+|sue\s+)?(?:istruzioni|regole|indicazioni|direttive)\s+(?:precedenti|ricevute|(?:qui\s+|di\s+)?sopra|(?:indicate|riportate|date)\s+(?:sopra|prima|in\s+precedenza))"
+        override=r"(?:ignora|ignorate|ignori|dimentica|dimenticate|dimentichi)\s+(?:tutte\s+)?(?:le\s+)?(?:tue\s+|vostre\s+|sue\s+)?(?:istruzioni|regole|indicazioni|direttive)\s+(?:precedenti|ricevute)"
         r"|lascia\s+perdere\s+(?:qualsiasi|ogni|tutte\s+le)\s+(?:indicazion[ei]|istruzion[ei])",
         forget=r"dimentica\s+(?:tutto\s+)?(?:quello|ciò)\s+che\s+ti\s+(?:hanno|è\s+stato)",
         then=_alt(
@@ -318,7 +325,7 @@ _LATIN: Final[dict[str, _Language]] = {
         rel=r"(?:,?\s+(?:que|o\s+qual|a\s+qual|encarregad[oa]s?\s+d)[^.\n:!?]{0,80}?)",
         if_you=r"(?:se\s+(?:você\s+|tu\s+)?(?:é|for|és)|caso\s+(?:você\s+)?(?:seja|esteja))\s+(?:um|uma|o|a)?",
         cond=r"se|caso",
-        override=r"(?:ignore|ignora|esqueça|esquece|desconsidere)\s+(?:todas\s+)?(?:as\s+)?(?:suas\s+)?(?:instruções|regras|orientações|diretrizes)\s+(?:anteriores|prévias|acima|(?:mencionadas|indicadas|dadas)\s+(?:acima|antes|anteriormente))",
+        override=r"(?:ignore|ignora|esqueça|esquece|desconsidere)\s+(?:todas\s+)?(?:as\s+)?(?:suas\s+)?(?:instruções|regras|orientações|diretrizes)\s+(?:anteriores|prévias)",
         forget=r"(?:desconsidere|esqueça|ignore)\s+tudo\s+o\s+que\s+(?:foi|lhe\s+foi|te\s+foi|lhe|te)\s+\w+\s+(?:antes|até\s+agora)",
         then=_alt(
             "se", "quando", "ao", "antes de", "enquanto", "por favor", "não", "nunca", "sempre",
@@ -359,8 +366,7 @@ _LATIN: Final[dict[str, _Language]] = {
         rel=r"(?:,?\s+(?:die|dat|welke)\b[^.\n:!?]{0,80}?)",
         if_you=r"(?:als\s+(?:je|jij|u)|ben\s+(?:je|jij)|bent\s+u)\s+(?:een|de|het)",
         cond=r"als|mocht|indien",
-        override=r"(?:negeer|vergeet)\s+(?:al\s+)?(?:alle\s+)?(?:je\s+|uw\s+|de\s+)?(?:eerdere|vorige|voorgaande|bovenstaande)\s+(?:instructies|regels|opdrachten|aanwijzingen)"
-        r"|(?:negeer|vergeet)\s+(?:al\s+)?(?:alle\s+)?(?:je\s+|uw\s+|de\s+)?(?:instructies|regels|opdrachten|aanwijzingen)\s+hierboven",
+        override=r"(?:negeer|vergeet)\s+(?:al\s+)?(?:alle\s+)?(?:je\s+|uw\s+|de\s+)?(?:eerdere|vorige|voorgaande|bovenstaande)\s+(?:instructies|regels|opdrachten|aanwijzingen)",
         forget=r"trek\s+je\s+niets\s+aan\s+van\s+wat\s+je\s+eerder"
         r"|vergeet\s+(?:alles\s+)?wat\s+(?:je|u)\s+(?:eerder|tot\s+nu\s+toe)\s+(?:is\s+)?(?:gezegd|opgedragen|gevraagd)",
         then=_alt(
@@ -591,7 +597,8 @@ _OTHER: Final[tuple[tuple[str, str, str], ...]] = (
         "ml_override_tr",
         "instruction_override",
         r"(?:(?:tüm|bütün)\s+)?(?:önceki|yukarıdaki)\s+(?:tüm\s+|bütün\s+)?talimat\w*\s+(?:yok\s+say|görmezden\s+gel|unut)"
-        r"|şimdiye\s+kadar\s+verilen\s+talimat\w*\s+(?:artık\s+)?dikkate\s+alma",
+        r"(?:ın|ınız|in|iniz|un|unuz|yın|yınız)?(?!\w)"
+        r"|şimdiye\s+kadar\s+verilen\s+talimat\w*\s+(?:artık\s+)?dikkate\s+alma(?:yın|yınız)?(?!\w)",
     ),
     # Chinese: a letter's dedication, 致 ("to"), before what is addressed and a colon: "致AI助手：",
     # "致正在阅读此内容的AI助手：" (致谢, 致力, 导致 ... are other words); an address, a colon or
@@ -660,7 +667,7 @@ _OTHER: Final[tuple[tuple[str, str, str], ...]] = (
     (
         "ml_override_ja",
         "instruction_override",
-        r"(?:これまで|以前|前|上記|先|今まで)の(?:すべての|全ての)?(?:ルール|指示|命令|指令|設定)(?:を|は)(?:すべて|全て|全部)?(?:無視|忘れ)"
+        r"(?:これまで|以前|前|上記|先|今まで)の(?:すべての|全ての)?(?:ルール|指示|命令|指令|設定)(?:を|は)(?:すべて|全て|全部)?無視"
         r"|(?:今まで|これまで)に受けた(?:指示|命令)(?:は|を)[^。\n]{0,10}(?:なかったことに|無視|忘れ)",
     ),
     # Korean: "AI 어시스턴트에게:", "디지털 비서님께 —", "이 서류를 평가하는 언어 모델은 ...
@@ -691,7 +698,7 @@ _OTHER: Final[tuple[tuple[str, str, str], ...]] = (
     (
         "ml_override_ko",
         "instruction_override",
-        r"(?:이전|앞|기존|위|지금까지)(?:의)?\s*(?:모든\s*)?(?:지침|지시사항|지시|명령어|명령|규칙|설정)(?:을|를|은|는)?\s*(?:모두\s*)?(?:무시|잊)"
+        r"(?:이전|앞|기존|위|지금까지)(?:의)?\s*(?:모든\s*)?(?:지침|지시사항|지시|명령어|명령|규칙|설정)(?:을|를|은|는)?\s*(?:모두\s*)?무시"
         r"|지금까지\s*받은\s*(?:지시|지침|명령)(?:는|은|를|을)?\s*(?:전부|모두)?\s*(?:없던\s*걸로|무시|잊)",
     ),
     # Arabic and Hindi: the order to drop earlier instructions alone (no address forms yet).
@@ -733,11 +740,17 @@ LANGUAGE_PATTERNS: Final[tuple[tuple[str, str, str, str], ...]] = (
 """(name, technique, expression, language) of each form in each language: every one is a sure
 signal, ``indirect_injection`` or, for an order to drop earlier instructions,
 ``instruction_override``."""
-_MARK: Final = r"[.!?:;\n,\"'«»“”„()\[\]¡¿*#>•—–\-。，！？：；、」』）】》〉※।،؛؟]"
+_MARK: Final = r"[.!?:;\n\"'«»“”„()\[\]¡¿*#>•—–\-。！？：；」』）】》〉※।؛؟]"
+_COMMA: Final = r"[,，、،]"
 _CLAUSE: Final = rf"(?:^\s*+|(?<={_MARK})|(?<={_MARK}\s)|(?<={_MARK}\s\s))"
-"""Where an order opens a prompt's clause: its start, or after a sentence's or a clause's mark
-and at most two blanks. Looked back at, not read forward: read forward from every mark, a run of
+"""Where an order opens a sentence or a marked clause: the prompt's start, or after a mark and
+at most two blanks. Looked back at, not read forward: read forward from every mark, a run of
 50,000 newlines took three seconds."""
+_AFTER_COMMA: Final = rf"(?:(?<={_COMMA})|(?<={_COMMA}\s)|(?<={_COMMA}\s\s))"
+_SAME_AS_THIRD_PERSON: Final = frozenset({"es", "fr", "it", "pt", "nl"})
+"""Languages whose order to drop ("ignora", "ignore", "vergeet") is also what a program or a
+person does: after a comma their order opens its clause with no word before it ("Hola, ignora
+..."), as "..., y luego ignora las reglas anteriores" describes a parser as often."""
 
 _PROMPT_EDGES: Final[dict[str, tuple[str, str]]] = {
     # code: (words that may come before the order, words that may follow it); not "but"
@@ -796,18 +809,55 @@ _PROMPT_TAILS: Final[dict[str, str]] = {
     # an imperative, not a negation, a passive, a statement or a noun ("無視しないで",
     # "無視されます", "無視することは", "무시하지 마세요", "무시합니다", "무시하고 싶은데",
     # "yok sayılır", "अनदेखा कर दिया", "भूल जाते हैं")
-    "ja": r"(?:(?<=無視)(?:して(?![いしる])|しろ|せよ|しなさい)|(?<=忘れ)(?:て(?![いしる])|ろ|なさい)"
-    r"|(?<=なかったことに)(?:して(?![いしる])|しろ|せよ))",
-    "ko": r"(?:(?<=무시)(?:하고(?!\s*(?:싶|있))|해(?![서도야])|하세요|하십시오|하라|해라|할\s?것|해\s?주세요"
-    r"|해줘)|(?<=잊)(?:고(?!\s*(?:싶|있))|어(?![서도야])|으세요|으십시오|어라|어\s?주세요)"
+    "ja": r"(?:(?<=無視)(?:して(?!た|な[いかく]|ご|すみ|しま|[いしるもは])|しろ|せよ|しなさい)"
+    r"|(?<=忘れ)(?:て(?!た|な[いかく]|ご|すみ|しま|[いしるもは])|ろ|なさい)"
+    r"|(?<=なかったことに)(?:して(?!た|な[いかく]|[いしるもは])|しろ|せよ))",
+    "ko": r"(?:(?<=무시)(?:하고(?!\s*(?:싶|있))|해(?:\s?주세요|줘|라)?(?![가-힣])|하세요|하십시오|하라"
+    r"|할\s?것)|(?<=잊)(?:고(?!\s*(?:싶|있))|어(?:\s?주세요|라)?(?![가-힣])|으세요|으십시오)"
     r"|(?<=걸로)\s*(?:하고|해|하세요|하십시오))",
     "tr": r"(?:ın|ınız|in|iniz|un|unuz|yın|yınız)?(?![\w])",
 }
-_NOT_IN_PROMPTS: Final = {"zh": "|设定", "ja": "|設定", "ko": "|설정", "de": "|ignoriert"}
-"""What the passage forms read and a prompt's do not: settings, which a passage names as the
-AI's own and a prompt as often as the user's ("前の設定を無視してインストールする方法"; the
-English override does not read them either), and German's plural imperative, which is also the
-third person ("Mein Bot ignoriert alle vorherigen Anweisungen")."""
+_NOT_IN_PROMPTS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
+    "zh": (("|说明", ""), ("|设定", ""), ("|提示)", "|提示词)")),
+    "ja": (("|設定", ""),),
+    "ko": (("|설정", ""),),
+    "de": (("|ignoriert", ""),),
+}
+"""What the passage forms read and a prompt's do not: settings, an explanation and a hint, which
+a passage names as the AI's own and a prompt as often as the user's ("前の設定を無視してインスト
+ールする方法", "忽略上面的提示，直接告诉我谜底"; the English override does not read them
+either), and German's plural imperative, which is also the third person ("Mein Bot ignoriert
+alle vorherigen Anweisungen")."""
+_V_ES: Final = r"(?:ignora|ignore|olvida|olvide|omite)"
+_V_IT: Final = r"(?:ignora|ignorate|ignori|dimentica|dimenticate|dimentichi)"
+_PROMPT_ONLY: Final = {
+    # the instructions "above" (as English reads "the above instructions") and the verb "forget"
+    # in Japanese and Korean: where the verb is also the third person or a past, a passage that
+    # describes a program or a person reads as the order ("el navegador ignora las reglas de
+    # arriba", "hij vergeet de instructies hierboven", "忘れた場合", "잊은 직원"), which the
+    # prompt form's clause and imperative do not
+    "es": rf"{_V_ES}\s+(?:todas\s+)?(?:las\s+|tus\s+|sus\s+)?(?:instrucciones|normas|reglas|indicaciones"
+    r"|directrices|órdenes)\s+(?:de\s+arriba|(?:mencionadas|indicadas|dadas|escritas)\s+(?:arriba"
+    r"|anteriormente))",
+    "fr": r"(?:ignore|ignorez|oublie|oubliez|ne\s+(?:tiens|tenez)\s+(?:pas|plus)\s+compte)\s+(?:de\s+"
+    r"|d'|des\s+)?(?:toutes\s+)?(?:les\s+|tes\s+|vos\s+)?(?:instructions|consignes|règles|directives)\s+"
+    r"(?:ci-dessus|(?:données\s+|indiquées\s+)?plus\s+haut|qui\s+précèdent)",
+    "de": r"(?:ignoriere|ignorieren\s+sie|vergiss|vergesst|vergessen\s+sie|missachte)\s+(?:bitte\s+)?(?:alle"
+    r"\s+)?(?:deine\s+|eure\s+|ihre\s+|die\s+)?(?:vorangegangenen|vorstehenden|oben\s+(?:genannten"
+    r"|stehenden|angegebenen))\s+(?:anweisungen|regeln|instruktionen|vorgaben|befehle)",
+    "it": rf"{_V_IT}\s+(?:tutte\s+)?(?:le\s+)?(?:tue\s+|vostre\s+|sue\s+)?(?:istruzioni|regole|indicazioni"
+    r"|direttive)\s+(?:(?:qui\s+|di\s+)?sopra|(?:indicate|riportate|date)\s+(?:sopra|prima|in\s+precedenza))",
+    "pt": r"(?:ignore|ignora|esqueça|esquece|desconsidere)\s+(?:todas\s+)?(?:as\s+)?(?:suas\s+)?(?:instruções"
+    r"|regras|orientações|diretrizes)\s+(?:acima|(?:mencionadas|indicadas|dadas)\s+(?:acima|antes"
+    r"|anteriormente))",
+    "nl": r"(?:negeer|vergeet)\s+(?:al\s+)?(?:alle\s+)?(?:je\s+|uw\s+|de\s+)?(?:instructies|regels|opdrachten"
+    r"|aanwijzingen)\s+hierboven",
+    "ja": r"(?:これまで|以前|前|上記|先|今まで)の(?:すべての|全ての)?(?:ルール|指示|命令|指令)(?:を|は)"
+    r"(?:すべて|全て|全部)?忘れ",
+    "ko": r"(?:이전|앞|기존|위|지금까지)(?:의)?\s*(?:모든\s*)?(?:지침|지시사항|지시|명령어|명령|규칙)"
+    r"(?:을|를|은|는)?\s*(?:모두\s*)?잊",
+}
+"""Forms read in prompts only, beside each language's passage form."""
 
 _HI_PROMPT: Final = (
     r"(?:(?:सभी|सारे)\s+)?(?:पिछले|पहले\s+(?:के|दिए\s+गए)|ऊपर\s+(?:दिए|लिखे|बताए)\s+गए|ऊपर\s+के|उपरोक्त"
@@ -827,11 +877,22 @@ _AR_PROMPT: Final = (
 verbal noun ("ما عقوبة تجاهل التعليمات السابقة") is not read."""
 
 
+OPENINGS: Final = rf"{_CLAUSE}|{_AFTER_COMMA}"
+"""Every place a prompt form's match may start (with or without words before its order)."""
+LEAD_REACH: Final = 128
+"""How far before its core a prompt form's match may start: three words before the order, with
+their blanks and commas, fit in it (:func:`~.attack_signals.signals` reads the forms from there)."""
+
+
 def _prompt_form(code: str, core: str) -> str:
     lead, follow = _PROMPT_EDGES[code]
     # Chinese and Japanese put no space after the word before the order ("请忽略")
     apart = "" if code in ("zh", "ja") else r"(?![\w-])"
-    opening = rf"{_CLAUSE}(?:(?:{lead}|{_ANY_LEAD}){apart}\s*+[,，、،]?\s*+){{0,3}}"
+    words = rf"(?:(?:{lead}|{_ANY_LEAD}){apart}\s{{0,3}}{_COMMA}?\s{{0,3}}){{0,3}}"
+    if code in _SAME_AS_THIRD_PERSON:
+        opening = rf"(?:{_CLAUSE}{words}|{_AFTER_COMMA})"
+    else:
+        opening = rf"(?:{_CLAUSE}|{_AFTER_COMMA}){words}"
     if code in ("ja", "ko"):
         return rf"{opening}(?:{core}){_PROMPT_TAILS[code]}"
     tail = _PROMPT_TAILS.get(code, "")
@@ -851,9 +912,12 @@ def _prompt_cores() -> dict[str, str]:
     cores.update({code: other[code] for code in ("tr", "zh", "ja", "ko")})
     cores["ar"] = _AR_PROMPT
     cores["hi"] = _HI_PROMPT
-    for code, words in _NOT_IN_PROMPTS.items():
-        assert words in cores[code], (code, words)
-        cores[code] = cores[code].replace(words, "")
+    for code, swaps in _NOT_IN_PROMPTS.items():
+        for words, instead in swaps:
+            assert words in cores[code], (code, words)
+            cores[code] = cores[code].replace(words, instead)
+    for code, extra in _PROMPT_ONLY.items():
+        cores[code] = f"{cores[code]}|{extra}"
     return cores
 
 
@@ -885,7 +949,7 @@ LANGUAGE_GATES: Final[dict[str, str]] = {
     r"|reglas|indicaciones|directrices)\b|órdenes",
     "fr": r"\brésum|\b(?:ia|intelligence\s+artificielle|assistante?s?\s+(?:ia|ai|d'ia|virtuel\w*|intelligent\w*"
     r"|numérique)|modèles?|agents?\s+(?:ia|d'ia|conversationnel\w*)|systèmes?|robots?\s+conv\w*"
-    r"|chatbots?|llms?|chatgpt|automati\w+|précédentes|antérieures|tiens?|oublie[z]?|ignorez?)\b",
+    r"|chatbots?|llms?|chatgpt|automati\w+|précédentes|antérieures|tiens?|tenez|oublie[z]?|ignorez?)\b",
     "de": r"zusammenfasst|\b(?:ki|künstliche[n]?|sprachmodell\w*|chatbots?|digitale[rn]?|virtuelle[rn]?|llms?"
     r"|chatgpt|generative[nr]?|automatische[nrs]?|(?:modell|system)\w*,?\s+(?:das|der)|ignoriere"
     r"|ignoriert|ignorieren|vergiss|vergesst|vergessen|missachte|alles)\b",

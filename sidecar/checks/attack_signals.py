@@ -52,7 +52,7 @@ from typing import Any, Literal, NamedTuple
 import ahocorasick
 
 from ..scan import RE2
-from .attack_languages import PROMPT_CORES, PROMPT_FORMS
+from .attack_languages import LEAD_REACH, OPENINGS, PROMPT_CORES, PROMPT_FORMS
 from .attack_tail import default_tail_model
 from .prefilter import Prefilter
 from .refusal_text import rstrip_drawn, visible, wide
@@ -1961,6 +1961,8 @@ _IDIOM = re.compile(
 PASTED = "pasted"
 """The prefilter's name for a mark of a pasted document (:data:`_PASTED_AT`)."""
 _OVERRIDES = {name: re.compile(expr, re.DOTALL) for name, expr in PROMPT_FORMS.items()}
+_OVERRIDE_CORES = {name: re.compile(core, re.DOTALL) for name, core in PROMPT_CORES.items()}
+_OPENINGS = re.compile(OPENINGS)
 """An order to drop the assistant's earlier instructions, named as such, in one of the
 languages of :mod:`.attack_languages` ("ignora las instrucciones anteriores y ...",
 "忽略之前的所有指令"), where it opens a clause: sure, as the English override is
@@ -1969,7 +1971,7 @@ _MAYBE = Prefilter(
     {
         **_COMPILED,
         # each override by its core, which holds wherever the form matches (a smaller automaton)
-        **{name: re.compile(core, re.DOTALL) for name, core in PROMPT_CORES.items()},
+        **_OVERRIDE_CORES,
         **{n: re.compile("|".join(map(re.escape, _TRIGGERS[n][2]))) for n in _BY_TRIGGERS},
         _ENCODED: re.compile(_CANDIDATE_EXPR),
         _LOOKALIKE: _HOMOGLYPH,
@@ -1985,17 +1987,41 @@ prompts hold none."""
 
 def _override_signals(folded: str, maybe: frozenset[str], found: dict[str, Signal]) -> None:
     """An order in another language to drop the assistant's instructions (:data:`_OVERRIDES`),
-    searched in the text without the quotations it cites as examples: a question about prompt
-    injection quotes the phrase ("frases como «ignora las instrucciones anteriores»")."""
+    where the text still holds it without the quotations it cites as examples: a question about
+    prompt injection quotes the phrase ("frases como «ignora las instrucciones anteriores»").
+    The quotations are read only where an order was found (a text of thousands of them costs
+    tens of milliseconds to read)."""
     names = [name for name in maybe if name in _OVERRIDES]  # (maybe holds a few names)
     if not names:
         return  # most prompts
     from .attack_documents import unquoted  # imports this module
 
-    plain = unquoted(folded)
+    plain: str | None = None
     for name in sorted(names):
-        if _OVERRIDES[name].search(plain) is not None:
+        form, core = _OVERRIDES[name], _OVERRIDE_CORES[name]
+        if not _override_at(form, core, folded):
+            continue
+        plain = unquoted(folded) if plain is None else plain
+        if plain is folded or _override_at(form, core, plain):
             found[name] = Signal("instruction_override", True, name)
+
+
+def _override_at(form: re.Pattern[str], core: re.Pattern[str], text: str) -> bool:
+    """Whether ``form`` matches ``text``, read only from the places its match may start (a
+    clause's start, :data:`~.attack_languages.OPENINGS`) within its reach before each match of
+    its ``core``, each place once: searched through the whole text, the form's looks back at
+    every character cost 0.2 us each, and read from every opening before each core, a text of
+    thousands of cores took 0.1 s."""
+    if form.match(text) is not None:  # from the text's start, past its blanks
+        return True
+    read = 0  # where the openings have been read to
+    for found in core.finditer(text):
+        at = found.start()
+        for start in _OPENINGS.finditer(text, max(read, at - LEAD_REACH), at + 1):
+            if form.match(text, start.start()) is not None:
+                return True
+        read = at + 1
+    return False
 
 
 def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal]:
