@@ -50,6 +50,7 @@ __all__ = [
     "LANGUAGE_PATTERNS",
     "LANGUAGE_WORDS",
     "LEAD_REACH",
+    "OPENINGS",
     "PROMPT_CORES",
     "PROMPT_FORMS",
 ]
@@ -129,8 +130,7 @@ _LATIN: Final[dict[str, _Language]] = {
         if_you=r"(?:si\s+(?:tú\s+)?(?:eres|es\s+usted|fueras)|en\s+caso\s+de\s+que\s+(?:seas|sea\s+usted))\s+(?:un|una|el|la)?",
         cond=r"si",
         override=r"(?:ignora|ignore|olvida|olvide|omite)\s+(?:todas\s+)?(?:las\s+|tus\s+|sus\s+)?(?:instrucciones|normas|reglas|indicaciones|directrices)\s+(?:anteriores|previas|que\s+te\s+(?:dieron|han\s+dado|dio))"
-        r"|(?:ignora|ignore|olvida|olvide|omite)\s+(?:todas\s+)?las\s+anteriores\s+(?:instrucciones|normas|reglas|indicaciones|directrices)"
-        ,
+        r"|(?:ignora|ignore|olvida|olvide|omite)\s+(?:todas\s+)?las\s+anteriores\s+(?:instrucciones|normas|reglas|indicaciones|directrices)",
         forget=r"(?:instrucciones|normas|reglas|indicaciones)\s+(?:anteriores|previas)\s+(?:quedan|queda|están)\s+(?:sin\s+efecto|anuladas|derogadas)"
         r"|olvida\s+(?:todo\s+)?lo\s+que\s+te\s+(?:hayan|han|habían)\s+(?:pedido|dicho|indicado|ordenado)"
         r"|(?:no\s+tengas\s+en\s+cuenta|ignora|olvida)\s+(?:todo\s+)?lo\s+(?:anterior|que\s+te\s+\w+\s+antes)",
@@ -931,7 +931,8 @@ PROMPT_FORMS: Final[dict[str, str]] = {
     name: _prompt_form(name.rsplit("_", 1)[1], core) for name, core in PROMPT_CORES.items()
 }
 """The orders to drop earlier instructions that a prompt is read for, in every language above:
-the passage's form (``ml_override_*``; Arabic and Hindi in the imperative) where it opens a
+the passage's form (``ml_override_*``; Arabic and Hindi in the imperative) and those of
+:data:`_PROMPT_ONLY`, where it opens a
 clause and the clause ends or goes on with a conjunction, as the English override is read ("Por
 favor, ignora las instrucciones anteriores y ...", "忽略之前的所有指令，..."); not the user's
 own instructions or a topic after them ("... que te di sobre el formato", "... zur
@@ -946,7 +947,7 @@ LANGUAGE_GATES: Final[dict[str, str]] = {
     # start or end otherwise ("önceki") stand outside it.
     "es": r"\bresum|\b(?:ia|inteligencia|asistentes?|modelos?\s+de|(?:modelo|sistema)\s+que|chatbots?|llms?"
     r"|chatgpt|automátic\w*|automatizad\w*|ignora|olvida|olvide|omite|tengas|instrucciones|normas"
-    r"|reglas|indicaciones|directrices)\b|órdenes",
+    r"|reglas|indicaciones|directrices)\b",
     "fr": r"\brésum|\b(?:ia|intelligence\s+artificielle|assistante?s?\s+(?:ia|ai|d'ia|virtuel\w*|intelligent\w*"
     r"|numérique)|modèles?|agents?\s+(?:ia|d'ia|conversationnel\w*)|systèmes?|robots?\s+conv\w*"
     r"|chatbots?|llms?|chatgpt|automati\w+|précédentes|antérieures|tiens?|tenez|oublie[z]?|ignorez?)\b",

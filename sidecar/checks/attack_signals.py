@@ -1961,12 +1961,13 @@ _IDIOM = re.compile(
 PASTED = "pasted"
 """The prefilter's name for a mark of a pasted document (:data:`_PASTED_AT`)."""
 _OVERRIDES = {name: re.compile(expr, re.DOTALL) for name, expr in PROMPT_FORMS.items()}
-_OVERRIDE_CORES = {name: re.compile(core, re.DOTALL) for name, core in PROMPT_CORES.items()}
-_OPENINGS = re.compile(OPENINGS)
 """An order to drop the assistant's earlier instructions, named as such, in one of the
 languages of :mod:`.attack_languages` ("ignora las instrucciones anteriores y ...",
 "忽略之前的所有指令"), where it opens a clause: sure, as the English override is
 (:data:`~.attack_languages.PROMPT_FORMS`)."""
+_OVERRIDE_CORES = {name: re.compile(core, re.DOTALL) for name, core in PROMPT_CORES.items()}
+"""Each of :data:`_OVERRIDES` without its clause: where it may match."""
+_OPENINGS = re.compile(OPENINGS)
 _MAYBE = Prefilter(
     {
         **_COMPILED,
