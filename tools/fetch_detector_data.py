@@ -1669,9 +1669,11 @@ def xsafety_file(language: str, category: str) -> str:
     return f"{language}/{category}{suffix}.csv"
 
 
-XSAFETY_FILES = tuple(
-    [xsafety_file(code, "Goal_Hijacking") for code in XSAFETY_HIJACK_LANGUAGES]
-    + [xsafety_file(code, "commonsense") for code in XSAFETY_COMMONSENSE_LANGUAGES]
+XSAFETY_HIJACK_FILES = tuple(
+    xsafety_file(code, "Goal_Hijacking") for code in XSAFETY_HIJACK_LANGUAGES
+)
+XSAFETY_COMMONSENSE_FILES = tuple(
+    xsafety_file(code, "commonsense") for code in XSAFETY_COMMONSENSE_LANGUAGES
 )
 
 
@@ -2321,7 +2323,7 @@ SOURCES: tuple[Source, ...] = (
         "xsafety_hijack",
         "Jarviswang94/Multilingual_safety_benchmark",
         "8c55b6a6cda594cd550a4921513238a2dd40eb5a",
-        XSAFETY_FILES,
+        XSAFETY_HIJACK_FILES,
         convert_xsafety_hijack,
         default=False,
         latin_only=False,
@@ -2330,7 +2332,7 @@ SOURCES: tuple[Source, ...] = (
         "xsafety_commonsense",
         "Jarviswang94/Multilingual_safety_benchmark",
         "8c55b6a6cda594cd550a4921513238a2dd40eb5a",
-        XSAFETY_FILES,
+        XSAFETY_COMMONSENSE_FILES,
         convert_xsafety_commonsense,
         default=False,
         latin_only=False,

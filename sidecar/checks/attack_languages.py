@@ -914,7 +914,8 @@ def _prompt_cores() -> dict[str, str]:
     cores["hi"] = _HI_PROMPT
     for code, swaps in _NOT_IN_PROMPTS.items():
         for words, instead in swaps:
-            assert words in cores[code], (code, words)
+            if words not in cores[code]:  # a core rewritten without the words: say so at import
+                raise RuntimeError(f"{code}'s override form no longer holds {words!r}")
             cores[code] = cores[code].replace(words, instead)
     for code, extra in _PROMPT_ONLY.items():
         cores[code] = f"{cores[code]}|{extra}"
