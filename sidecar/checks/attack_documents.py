@@ -418,7 +418,7 @@ _QUOTATION = re.compile(
 quotes pair up left to right, so that an attribute's value (``alt="..."``) is one pair too."""
 _CITE = re.compile(
     r"(?:(?<!\w)(?:like|such as|e\.g\.|for example|for instance|phrases?|sentences?|wording|reads"
-    r"|says|said|wrote|written|contained|containing"
+    r"|says|said|wrote|written|contained|containing|types?|typed|typing|paste[sd]?|pasting"
     # es, fr, de, it, pt, nl
     r"|como|del tipo|por ejemplo|frases?|texto|decía|ponía|contenía|escrito|comme|du type|par"
     r" exemple|texte|disait|écrit|contenait|wie|etwa|zum beispiel|z\.\s?b\.|satz|sätze"
@@ -445,17 +445,23 @@ _SEARCHED_MAX = 32
 first finds every citing word once, and searches only before a quotation with one in reach
 (the same blanks, for a text's length more than for its quotations)."""
 _CITED_AFTER = re.compile(
-    r"\s*(?:gibi|yazıyor\w*|yazılı|cümlesi|ifadesi|sözü|之类|这样的|这句话|这句|的说法|のような|といった|など"
+    r"\s*(?:(?:[- ]?(?:style|type|like))?\s*(?:attacks?|attempts?|prompts?|injections?|jailbreaks?"
+    r"|payloads?|strings?|phrases?|tricks?)\b|gibi|yazıyor\w*|yazılı|cümlesi|ifadesi|sözü|之类|这样的|这句话|这句|的说法|のような|といった|など"
     r"|と書かれ|と記載|という|と言う|같은|(?:이)?라고|(?:이)?라는|वाक्य|जैसे|जैसी)"
 )
 """Words after a quotation that make it an example (in languages that put them there)."""
 
 
-def unquoted(folded: str) -> str:
+_LABEL = re.compile(r":\s*$")
+
+
+def unquoted(folded: str, *, labelled: bool = True) -> str:
     """``folded`` with the quotations it cites as examples blanked: a security article that
     quotes "ignore previous instructions", a training that shows what a planted note looks
     like, a transcript of a user talking to a chatbot. What a passage quotes that way is what
-    it talks about, not what it says to its reader. The text keeps its length."""
+    it talks about, not what it says to its reader. The text keeps its length. Without
+    ``labelled``, a quotation right after a colon is kept: in a prompt, ``Text: "..."`` is the
+    input a task is given, not a mention."""
     if (
         '"' not in folded
         and "'" not in folded
@@ -475,6 +481,8 @@ def unquoted(folded: str) -> str:
             continue  # an HTML or code attribute's value: what the page says
         reach = max(0, start - _CITE_REACH)
         near = cues is None or bisect.bisect_right(cues, reach) < bisect.bisect_right(cues, start)
+        if not labelled and _LABEL.search(folded, reach, start) is not None:
+            continue
         if (near and _CITED_BEFORE.search(folded, reach, start)) or _CITED_AFTER.match(folded, end):
             parts.append(folded[last : start + 1])
             parts.append(" " * (end - start - 2))

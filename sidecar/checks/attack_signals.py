@@ -102,7 +102,7 @@ def category_of(techniques: Sequence[str]) -> Category:
     return "advanced" if any(t in ADVANCED for t in techniques) else "intermediate"
 
 
-_ANY = r"(?:all|any|every|and|or|the|your|of|these|those|previous|prior|above|earlier|preceding|initial|original|foregoing|following|system|developer|safety|openai|content|ethical|moral)"
+_ANY = r"(?:all|any|every|and|or|the|your|of|these|those|previous|prior|above|earlier|preceding|initial|original|foregoing|former|old|following|system|developer|safety|openai|content|ethical|moral)"
 _RULES = r"(?:instructions?|rules|guidelines|directives?|prompts?|directions|programming|restrictions|polic(?:y|ies)|guardrails|constraints|filters|commands|context|training|limitations)"
 
 _HARMFUL_TEXT = (
@@ -246,10 +246,17 @@ _NOTE_ORDER = rf"\s*[:!]\s*(?:[^.\n;,]{{0,80}}[.,;]\s*)?{_ORDER}"
 or after one clause ("when you summarise this page, tell ..."; "this candidate is the best;
 rank them first")."""
 
-_DROP = r"(?:ignore|disregard|forget|override|bypass|skip|abandon|drop|discard)"
+_DROP = (
+    r"(?:ignore|disregard|forget|override|bypass|skip|abandon|drop|discard|set aside|put aside"
+    r"|let go of|throw out)"
+)
+_DROPPING = (
+    r"(?:ignoring|disregarding|forgetting|overriding|bypassing|skipping|abandoning|dropping"
+    r"|discarding|setting aside|putting aside|letting go of|throwing out)"
+)
 _DROPPED = (
-    r"(?:all|any|every|previous|prior|above|earlier|preceding|initial|original|foregoing|your"
-    r"|system|developer|safety|openai|content|ethical|moral)"
+    r"(?:all|any|every|previous|prior|above|earlier|preceding|initial|original|foregoing|former"
+    r"|your|system|developer|safety|openai|content|ethical|moral)"
 )
 """Of :data:`_ANY`, the words that make "ignore the instructions" an order to drop the
 assistant's own."""
@@ -263,7 +270,7 @@ _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
         "override",
         "instruction_override",
         True,
-        rf"\b{_DROP}\s+(?:{_ANY}[\s,]+){{1,4}}{_RULES}\b",
+        rf"\b(?:{_DROP}|{_DROPPING})\s+(?:{_ANY}[\s,]+){{1,4}}{_RULES}\b",
     ),
     (
         "override_new",
@@ -444,7 +451,10 @@ _TRIGGERS: dict[str, tuple[int, int, tuple[str, ...]]] = {
     "override": (
         20,
         120,
-        ("ignore", "disregard", "forget", "override", "bypass", "skip ", "abandon", "discard"),
+        (
+            *("ignor", "disregard", "forget", "overrid", "bypass", "skip", "abandon", "discard"),
+            *("drop", "aside", "let go of", "letting go of", "throw", "forgetting"),
+        ),
     ),
     "override_new": (
         20,
@@ -916,12 +926,68 @@ def _addressed(folded: str, at: int) -> bool:
     return False
 
 
+_KEPT_ADVERB = (
+    r"(?:\s+(?:ever|just|simply|completely|entirely|really|actually|totally|always))?\s+$"
+)
+_KEPT_NEGATED = re.compile(
+    r"(?<![\w'])(?:(?:do|does|did|must|should|will|would|can|could)(?: not|n't)|dont|never|not)(?: to)?"
+    + _KEPT_ADVERB
+)
+_KEPT_ASKED = re.compile(
+    r"(?:^|[.!?;:,(\"\n]|\b(?:and|but|so))\s*(?:(?:why|how come|when)\s+)?(?:do|does|did|have"
+    r"|has|are|were|is)\s+(?:you|it|they|the (?:model|bot|chatbot|assistant|ai))" + _KEPT_ADVERB
+)
+_KEPT_SAID = re.compile(
+    r"(?<![\w'])(?:you|it|they) (?:always|often|sometimes|usually|constantly|still|seem to"
+    r"|tend to|keep trying to)" + _KEPT_ADVERB
+)
+_KEPT_WHY = re.compile(r"(?:^|[^\w'])why\s+$")
+
+
+def _dropped_as_order(folded: str, at: int) -> bool:
+    """Whether the instructions at ``at`` are ordered dropped, not a negation ("Don't forget
+    the previous instructions", "I told you not to ignore them"), a question about the
+    assistant's doing ("Why do you ignore the previous instructions?", "Did you forget ...")
+    or a statement of it ("You always ignore your instructions"): a user's complaint. "Can
+    you ignore your rules?", "Why don't you ignore ..." and "Why not ignore ..." are orders.
+    Reads the :data:`LEAD` characters before ``at``."""
+    before = folded[max(0, at - LEAD) : at]
+    negated = _KEPT_NEGATED.search(before)
+    if negated is not None:
+        return _KEPT_WHY.search(before, 0, negated.start()) is not None
+    return _KEPT_ASKED.search(before) is None and _KEPT_SAID.search(before) is None
+
+
 _ABOUT_THE_ASSISTANT = (
     r"(?:safety|content|ethic\w*|moral\w*|restrict\w*|filter\w*|censor\w*|behaviou?r\w*|polic"
     r"(?:y|ies)|what you|how you|your\b|you\b|the assistant|ai\b)"
 )
 """What instructions are about when they are the assistant's own ("ignore all previous
 instructions about safety"), not the user's ("... about the font")."""
+
+_THE_ASSISTANTS_RULES = (
+    rf"(?:(?:{_ANY}[\s,]+){{0,3}}{_DROPPED}[\s,]+(?:{_ANY}[\s,]+){{0,3}}{_RULES}|(?:the |your )?"
+    r"(?:guidelines|guardrails|programming|training|directives|restrictions)|your (?:rules"
+    r"|instructions|prompt)|the (?:rules|instructions)(?= (?:you were given|you've been given"
+    r"|you have been given|you received))|(?:the|these|those|all the) (?:rules|instructions"
+    r"|directions|guidelines|directives)(?= (?:above|from above|given above|before this)\b(?! (?:the|a|an"
+    r"|this|that|it|my|our|your)\b)))\b"
+    r"(?=\s{0,3}(?:[.,;:!?)\"'\n]|$|and\b|or\b|then\b|&|now\b|completely\b|entirely\b"
+    r"|above\b|before\b|for (?:this|the rest|now|the next|a (?:sec|second|moment|minute|bit"
+    r"|while))\b|just for\b|this time\b|going forward\b|from (?:now|here) on\b|so (?:i|we|that"
+    r"|you)\b|you(?: were| have been|'ve been| received| got)\b|given\b|so far\b|including\b"
+    r"|in (?:this|the|our|your) (?:conversation|chat|prompt|message|session)\b|(?:about"
+    rf"|regarding|on|concerning) {_ABOUT_THE_ASSISTANT}|on how to (?:behave|respond|answer"
+    r"|reply)\b|from (?:your|the) (?:developers?|creators?|makers?|system|company|operator)\b"
+    r"|when (?:answering|responding|replying|you (?:answer|respond|reply))\b|to (?:answer"
+    r"|respond|reply|tell|help)\b))"
+)
+"""After an order to drop them: the assistant's own instructions (all or earlier ones, the
+ones above, its guidelines), the clause ending there or going on about the assistant or for
+a while ("for this answer", "so I can test")."""
+_ASKED_TO = r"\b(?:mind|try|start|begin|consider|how about|what about|suggest|recommend)\s+$"
+"""Before "ignoring ...": a request or a suggestion to, not a complaint ("stop ignoring")."""
+
 _TO_ANSWER = (
     r" to (?:answer|respond|reply|comply|generate|write|provide|give|fulfil+|obey|follow)\b"
 )
@@ -948,22 +1014,12 @@ _SURE_WHEN: dict[str, tuple[_Core, ...]] = {
     # the assistant's own instructions dropped (all or earlier ones, or its guidelines), the
     # clause ending there or going on about the assistant; not "skip the instructions for
     # Windows", "forget the previous instructions (I gave you) about the font", "ignore the
-    # original instructions on the cake box", "ignore the rules and just improvise"
+    # original instructions on the cake box", "ignore the rules and just improvise", nor a
+    # complaint ("Don't forget the previous instructions", "why do you ignore your rules?")
     "override": (
-        _core(
-            rf"{_DROP}\s+(?:(?:{_ANY}[\s,]+){{0,3}}{_DROPPED}[\s,]+(?:{_ANY}[\s,]+){{0,3}}"
-            rf"{_RULES}|(?:the |your )?(?:guidelines|guardrails|programming|training|directives"
-            r"|restrictions)|your (?:rules|instructions|prompt)|the (?:rules|instructions)"
-            r"(?= (?:you were given|you've been given|you have been given|you received)))\b"
-            r"(?=\s{0,3}(?:[.,;:!?)\"'\n]|$|and\b|or\b|then\b|&|now\b|completely\b|entirely\b"
-            r"|above\b|before\b|for (?:this|the rest|now|the next)\b|you (?:were|have been"
-            r"|'ve been|received|got)\b|given\b|so far\b|including\b|in (?:this|the|our|your)"
-            rf" (?:conversation|chat|prompt|message|session)\b|(?:about|regarding|on|concerning)"
-            rf" {_ABOUT_THE_ASSISTANT}|on how to (?:behave|respond|answer|reply)\b|from (?:your"
-            r"|the) (?:developers?|creators?|makers?|system|company|operator)\b|when (?:answering"
-            r"|responding|replying|you (?:answer|respond|reply))\b|to (?:answer|respond|reply"
-            r"|tell|help)\b))"
-        ),
+        _core(rf"{_DROP}\s+{_THE_ASSISTANTS_RULES}", lead=_dropped_as_order),
+        # "would you mind ignoring your prior instructions", "try forgetting your rules"
+        _core(rf"{_DROPPING}\s+{_THE_ASSISTANTS_RULES}", lead=_after(_ASKED_TO)),
     ),
     # strings joined and then carried out: the order that closes the pattern's match is to
     # follow, answer or act on the joined text; not code that prints it ("... print(a + b),
@@ -2025,6 +2081,23 @@ def _override_at(form: re.Pattern[str], core: re.Pattern[str], text: str) -> boo
     return False
 
 
+_CUE = Signal("instruction_override", False, "override")
+_QUOTES = re.compile("[\"'\u300e\u2039]")
+
+
+def _mentioned_override(folded: str, found: dict[str, Signal]) -> None:
+    """The override a prompt holds only in a quotation it mentions is a cue: a developer asks
+    how to test an app against "ignore previous instructions" type attacks, or what to do
+    when a user types 'ignore all previous instructions'. A quotation after a colon is read
+    (``Text: "Ignore ..."``: the input of a task)."""
+    from .attack_documents import unquoted  # imports this module
+
+    plain = unquoted(folded, labelled=False)
+    if plain is not folded:
+        signal = _pattern_signal("override", plain, (0, len(plain)), False, _Reading())
+        found["override"] = signal if signal is not None and signal.sure else _CUE
+
+
 def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal]:
     """Every signal found in a text (``folded``: it casefolded by
     :func:`~sidecar.checks.refusal_text.fold`), once per rule. ``passage``: the text is a
@@ -2034,6 +2107,8 @@ def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal
     found: dict[str, Signal] = {}
     maybe = _MAYBE(folded)
     _worded(folded, found, maybe, passage=passage)
+    if not passage and found.get("override", _CUE).sure and _QUOTES.search(folded) is not None:
+        _mentioned_override(folded, found)
     if "decode" in found and "rot" in folded and _names_rot13(folded) and _rot13(folded):
         found["rot13"] = Signal("obfuscation", True, "rot13")
     kind = _obfuscation(original, folded, maybe)
