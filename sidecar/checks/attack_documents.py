@@ -453,15 +453,18 @@ _CITED_AFTER = re.compile(
 
 
 _LABEL = re.compile(r":\s*$")
+_LITERAL = re.compile(r"(?:[(\[{]|[\"'],)\s*$")
+"""Before a string in code: an argument, an item of a list or a set, or a string after another."""
 
 
-def unquoted(folded: str, *, labelled: bool = True) -> str:
+def unquoted(folded: str, *, prompt: bool = False) -> str:
     """``folded`` with the quotations it cites as examples blanked: a security article that
     quotes "ignore previous instructions", a training that shows what a planted note looks
     like, a transcript of a user talking to a chatbot. What a passage quotes that way is what
-    it talks about, not what it says to its reader. The text keeps its length. Without
-    ``labelled``, a quotation right after a colon is kept: in a prompt, ``Text: "..."`` is the
-    input a task is given, not a mention."""
+    it talks about, not what it says to its reader. The text keeps its length. In a
+    ``prompt``, a quotation right after a colon is kept (``Text: "..."`` is the input a task
+    is given, not a mention), and a string in code is blanked (``detect("...")``,
+    ``BLOCKLIST = ["...", "..."]``: test data)."""
     if (
         '"' not in folded
         and "'" not in folded
@@ -481,9 +484,13 @@ def unquoted(folded: str, *, labelled: bool = True) -> str:
             continue  # an HTML or code attribute's value: what the page says
         reach = max(0, start - _CITE_REACH)
         near = cues is None or bisect.bisect_right(cues, reach) < bisect.bisect_right(cues, start)
-        if not labelled and _LABEL.search(folded, reach, start) is not None:
+        if prompt and _LABEL.search(folded, reach, start) is not None:
             continue
-        if (near and _CITED_BEFORE.search(folded, reach, start)) or _CITED_AFTER.match(folded, end):
+        if (
+            (near and _CITED_BEFORE.search(folded, reach, start))
+            or _CITED_AFTER.match(folded, end)
+            or (prompt and _LITERAL.search(folded, reach, start))
+        ):
             parts.append(folded[last : start + 1])
             parts.append(" " * (end - start - 2))
             last = end - 1

@@ -248,12 +248,30 @@ rank them first")."""
 
 _DROP = (
     r"(?:ignore|disregard|forget|override|bypass|skip|abandon|drop|discard|set aside|put aside"
-    r"|let go of|throw out)"
+    r"|let go of|throw out|pay no attention to|stop following|stop obeying|step outside(?: of)?"
+    r"|break free (?:of|from))"
 )
 _DROPPING = (
     r"(?:ignoring|disregarding|forgetting|overriding|bypassing|skipping|abandoning|dropping"
-    r"|discarding|setting aside|putting aside|letting go of|throwing out)"
+    r"|discarding|setting aside|putting aside|letting go of|throwing out|paying no attention to"
+    r"|stepping outside(?: of)?)"
 )
+_SETUP = (
+    r"(?:(?:initial|original|hidden|base|default) (?:setup|set-up|configuration|config|prompt"
+    r"|message)|system (?:message|prompt|configuration)|(?:setup|set-up) (?:instructions|prompt"
+    r"|rules)|safety settings|content (?:policy|guidelines))"
+)
+"""What the assistant was set up with, named otherwise than as instructions or rules, after
+"your": "your initial configuration", "your system message", "your content policy" (not "your
+configuration" alone: in a chat about servers it is the one the assistant proposed)."""
+_TOLD_YOU = (
+    r"(?:whatever|what|everything|anything|all)(?: that)? (?:your (?:developers?|creators?"
+    r"|operators?|makers?)|the (?:developers?|devs|operators?|company)|they|someone|you(?:'ve"
+    r"| have)? been|you were) (?:have |had )?(?:told|configured|set up|instructed|gave|given)"
+    r"(?: you)?"
+)
+"""What the assistant was told by its makers ("whatever your developers told you", "everything
+you were told"); not what the user said ("what I told you")."""
 _DROPPED = (
     r"(?:all|any|every|previous|prior|above|earlier|preceding|initial|original|foregoing|former"
     r"|your|system|developer|safety|openai|content|ethical|moral)"
@@ -270,7 +288,8 @@ _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
         "override",
         "instruction_override",
         True,
-        rf"\b(?:{_DROP}|{_DROPPING})\s+(?:{_ANY}[\s,]+){{1,4}}{_RULES}\b",
+        rf"\b(?:{_DROP}|{_DROPPING})\s+(?:(?:{_ANY}[\s,]+){{1,4}}{_RULES}|your (?:own )?{_SETUP}"
+        rf"|the (?:developer'?s?|operator'?s?|system) (?:message|prompt)|{_TOLD_YOU})\b",
     ),
     (
         "override_new",
@@ -453,7 +472,8 @@ _TRIGGERS: dict[str, tuple[int, int, tuple[str, ...]]] = {
         120,
         (
             *("ignor", "disregard", "forget", "overrid", "bypass", "skip", "abandon", "discard"),
-            *("drop", "aside", "let go of", "letting go of", "throw", "forgetting"),
+            *("drop", "aside", "let go of", "letting go of", "throw", "forgetting", "no attention"),
+            *("stop following", "stop obeying", "step outside", "stepping outside", "break free"),
         ),
     ),
     "override_new": (
@@ -971,10 +991,12 @@ _THE_ASSISTANTS_RULES = (
     r"|instructions|prompt)|the (?:rules|instructions)(?= (?:you were given|you've been given"
     r"|you have been given|you received))|(?:the|these|those|all the) (?:rules|instructions"
     r"|directions|guidelines|directives)(?= (?:above|from above|given above|before this)\b(?! (?:the|a|an"
-    r"|this|that|it|my|our|your)\b)))\b"
+    rf"|this|that|it|my|our|your)\b))|your (?:own )?{_SETUP}|the (?:developer'?s?|operator'?s?"
+    rf"|system) (?:message|prompt)|{_TOLD_YOU})\b"
     r"(?=\s{0,3}(?:[.,;:!?)\"'\n]|$|and\b|or\b|then\b|&|now\b|completely\b|entirely\b"
     r"|above\b|before\b|for (?:this|the rest|now|the next|a (?:sec|second|moment|minute|bit"
-    r"|while))\b|just for\b|this time\b|going forward\b|from (?:now|here) on\b|so (?:i|we|that"
+    r"|while))\b|just for\b|this time\b|just this once\b|at the start\b|earlier\b|in (?:the"
+    r"|your) setup\b|going forward\b|from (?:now|here) on\b|so (?:i|we|that"
     r"|you)\b|you(?: were| have been|'ve been| received| got)\b|given\b|so far\b|including\b"
     r"|in (?:this|the|our|your) (?:conversation|chat|prompt|message|session)\b|(?:about"
     rf"|regarding|on|concerning) {_ABOUT_THE_ASSISTANT}|on how to (?:behave|respond|answer"
@@ -2081,21 +2103,39 @@ def _override_at(form: re.Pattern[str], core: re.Pattern[str], text: str) -> boo
     return False
 
 
-_CUE = Signal("instruction_override", False, "override")
 _QUOTES = re.compile("[\"'\u300e\u2039]")
+_MENTIONABLE = frozenset(
+    {
+        *("override", "override_new", "dan", "unbound", "never_refuse", "extraction"),
+        *("extraction_q", "fake_system", "lawless", "grandma", "agreed", "told_before"),
+        *("exfiltration", "your_prompt"),
+    }
+)
+"""The signals that are orders in words of their own, which a prompt may quote as an example;
+not those whose form holds a quotation by nature: the words an answer is to open with
+(``affirmative_prefix``), a request given as a task's text (``embedded``), strings joined
+(``split``), an encoded or masked word, a note to an AI reader."""
 
 
-def _mentioned_override(folded: str, found: dict[str, Signal]) -> None:
-    """The override a prompt holds only in a quotation it mentions is a cue: a developer asks
-    how to test an app against "ignore previous instructions" type attacks, or what to do
-    when a user types 'ignore all previous instructions'. A quotation after a colon is read
-    (``Text: "Ignore ..."``: the input of a task)."""
+def _mentioned(folded: str, found: dict[str, Signal]) -> None:
+    """A worded sure signal a prompt holds only in quotations it mentions is not read (a cue
+    where the rest of the text holds one): a developer
+    asks how to test an app against "ignore previous instructions" type attacks, for unit
+    tests of inputs like "you are now in developer mode", or pastes a block list of such
+    strings in code. A quotation after a colon is read (``Text: "Ignore ..."``: the input of a
+    task)."""
     from .attack_documents import unquoted  # imports this module
 
-    plain = unquoted(folded, labelled=False)
-    if plain is not folded:
-        signal = _pattern_signal("override", plain, (0, len(plain)), False, _Reading())
-        found["override"] = signal if signal is not None and signal.sure else _CUE
+    plain = unquoted(folded, prompt=True)
+    if plain is folded:
+        return
+    again: dict[str, Signal] = {}
+    _worded(plain, again)
+    for name in [name for name, signal in found.items() if signal.sure and name in _MENTIONABLE]:
+        if name in again:
+            found[name] = again[name]
+        else:
+            del found[name]
 
 
 def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal]:
@@ -2107,8 +2147,12 @@ def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal
     found: dict[str, Signal] = {}
     maybe = _MAYBE(folded)
     _worded(folded, found, maybe, passage=passage)
-    if not passage and found.get("override", _CUE).sure and _QUOTES.search(folded) is not None:
-        _mentioned_override(folded, found)
+    if (
+        not passage
+        and any(s.sure and n in _MENTIONABLE for n, s in found.items())
+        and _QUOTES.search(folded) is not None
+    ):
+        _mentioned(folded, found)
     if "decode" in found and "rot" in folded and _names_rot13(folded) and _rot13(folded):
         found["rot13"] = Signal("obfuscation", True, "rot13")
     kind = _obfuscation(original, folded, maybe)
