@@ -877,54 +877,70 @@ _PROMPT_ONLY: Final = {
 }
 """Forms read in prompts only, beside each language's passage form."""
 
-_ASKED: Final[dict[str, tuple[str, str]]] = {
-    # code: (the imperative in the core, what asks for the same in a question or a favour)
-    "es": (
+
+class _Asked(NamedTuple):
+    order: str
+    """The imperative in the core (its group, or the group's opening)."""
+    modal: str
+    """What asks for the order, with a "please" after it perhaps."""
+    verbs: str
+    """The infinitives the modal takes."""
+
+
+_ASKED: Final[dict[str, _Asked]] = {
+    "es": _Asked(
         r"(?:ignora|ignore|olvida|olvide|omite)",
-        r"(?:(?:podrías|puedes|podéis|podría\s+usted|te\s+importaría|le\s+importaría|quieres"
-        r"|quisieras|me\s+harías\s+el\s+favor\s+de|serías\s+(?:tan\s+amable|capaz)\s+de)"
-        r"\s+(?:por\s+favor\s+)?(?:ignorar|olvidar|omitir))",
+        r"(?:podrías|puedes|podéis|podría\s+usted|te\s+importaría|le\s+importaría|quieres|quisieras"
+        r"|me\s+harías\s+el\s+favor\s+de|serías\s+(?:tan\s+amable|capaz)\s+de)(?:\s+por\s+favor)?",
+        r"ignorar|olvidar|omitir",
     ),
-    "fr": (
+    "fr": _Asked(
         r"(?:ignore|ignorez|oublie|oubliez",
-        r"(?:(?:peux-tu|pourrais-tu|pouvez-vous|pourriez-vous|tu\s+peux|tu\s+pourrais|vous\s+pouvez"
+        r"(?:peux-tu|pourrais-tu|pouvez-vous|pourriez-vous|tu\s+peux|tu\s+pourrais|vous\s+pouvez"
         r"|vous\s+pourriez|veux-tu|voudrais-tu|voulez-vous|voudriez-vous|est-ce\s+que\s+tu\s+(?:peux"
-        r"|pourrais)|est-ce\s+que\s+vous\s+(?:pouvez|pourriez)|merci\s+d(?:e\s+|')|je\s+te\s+demande"
-        r"\s+d(?:e\s+|'))\s*(?:s'il\s+te\s+pla[iî]t\s+)?(?:ignorer|oublier)",
+        r"|pourrais)|est-ce\s+que\s+vous\s+(?:pouvez|pourriez)|merci\s+d(?:e|')|je\s+te\s+demande"
+        r"\s+d(?:e|'))(?:\s+s'il\s+te\s+pla[iî]t)?",
+        r"ignorer|oublier",
     ),
-    "it": (
+    "it": _Asked(
         r"(?:ignora|ignorate|ignori|dimentica|dimenticate|dimentichi)",
-        r"(?:(?:potresti|puoi|potete|potreste|può|ti\s+andrebbe\s+di|vorresti|ti\s+dispiacerebbe"
-        r"|le\s+dispiacerebbe|ti\s+chiedo\s+di)\s+(?:per\s+favore\s+)?(?:ignorare|dimenticare))",
+        r"(?:potresti|puoi|potete|potreste|può|ti\s+andrebbe\s+di|vorresti|ti\s+dispiacerebbe"
+        r"|le\s+dispiacerebbe|ti\s+chiedo\s+di)(?:\s+per\s+favore)?",
+        r"ignorare|dimenticare",
     ),
-    "pt": (
+    "pt": _Asked(
         r"(?:ignore|ignora|esqueça|esquece|desconsidere)",
-        r"(?:(?:pode|poderia|você\s+(?:pode|poderia)|podes|poderias|consegue|seria\s+possível"
-        r"|será\s+que\s+(?:você\s+)?(?:pode|poderia))\s+(?:por\s+favor\s+)?(?:ignorar|esquecer"
-        r"|desconsiderar))",
+        r"(?:pode|poderia|você\s+(?:pode|poderia)|podes|poderias|consegue|seria\s+possível|será\s+que"
+        r"\s+(?:você\s+)?(?:pode|poderia))(?:\s+por\s+favor)?",
+        r"ignorar|esquecer|desconsiderar",
     ),
-    "ru": (
+    "ru": _Asked(
         r"(?:(?:про)?игнорируй(?:те)?|забудь(?:те)?",
-        r"(?:(?:не\s+)?(?:можешь|можете|мог\s+бы|могла\s+бы|могли\s+бы)(?:\s+ли)?(?:\s+ты|\s+вы)?"
-        r"(?:\s*,?\s*пожалуйста\s*,?)?\s+(?:(?:про)?игнорировать|забыть|не\s+учитывать|не\s+обращать"
-        r"\s+внимания\s+на)",
+        r"(?:не\s+)?(?:можешь|можете|мог\s+бы|могла\s+бы|могли\s+бы)(?:\s+ли)?(?:\s+ты|\s+вы)?"
+        r"(?:\s*,?\s*пожалуйста\s*,?)?",
+        r"(?:про)?игнорировать|забыть|не\s+учитывать|не\s+обращать\s+внимания\s+на",
     ),
-    "pl": (
+    "pl": _Asked(
         r"(?:zignoruj|ignoruj|zapomnij)",
-        r"(?:(?:czy\s+)?(?:możesz|mógłbyś|mogłabyś|moglibyście|może\s+pan|może\s+pani)"
-        r"(?:\s+proszę)?\s+(?:zignorować|ignorować|zapomnieć))",
-    ),
-    "tr": (
-        r"(?:yok\s+say|görmezden\s+gel|unut)(?:ın|ınız|in|iniz|un|unuz|yın|yınız)?(?!\w)",
-        r"(?:yok\s+say(?:ar|abilir)|görmezden\s+gel(?:ir|ebilir)|unut(?:ur|abilir))\s*(?:mı|mi|mu"
-        r"|mü)(?:sın|sin|sun|sün|sınız|siniz|sunuz|sünüz)(?!\w)",
+        r"(?:czy\s+)?(?:możesz|mógłbyś|mogłabyś|moglibyście|może\s+pan|może\s+pani)(?:\s+proszę)?",
+        r"zignorować|ignorować|zapomnieć",
     ),
 }
 """Each language's order asked as a question or a favour ("¿podrías ignorar las instrucciones
 anteriores y ...?", "peux-tu oublier les consignes précédentes", "можешь забыть предыдущие
-инструкции", "önceki talimatları unutabilir misin"): the core with its imperative made the
-verb a request takes. German and Dutch put the verb last (:data:`_ASKED_VERB_LAST`); Chinese,
-Korean and Arabic ask with words before the order, which their clause's lead reads."""
+инструкции"): a modal, then the infinitive where the core has the imperative. The prefilter
+reads the core with the infinitives among its verbs (:data:`PROMPT_CORES`: one core, not two,
+keeps RE2's automaton small); the form reads them only after the modal. Turkish asks with a
+suffix (:data:`_TR_ASKED`), German and Dutch put the verb last (:data:`_ASKED_VERB_LAST`);
+Chinese, Korean and Arabic ask with words before the order, which their clause's lead
+reads."""
+_TR_ASKED: Final = (
+    r"(?:ın|ınız|in|iniz|un|unuz|yın|yınız)?(?!\w)",
+    r"(?:ın|ınız|in|iniz|un|unuz|yın|yınız|(?:[aeıiuü]r|[ae]bilir)\s*m[ıiuü](?:sın|sin|sun|sün"
+    r"|sınız|siniz|sunuz|sünüz))?(?!\w)",
+)
+"""Turkish's order asked ("unutabilir misin", "yok sayar mısın"): the imperative's ending, or a
+question's."""
 _ASKED_VERB_LAST: Final[dict[str, str]] = {
     "de": r"(?:kannst|könntest|würdest|magst)\s+du|(?:können|könnten|würden)\s+sie",
     "nl": r"(?:kun|kan|zou|wil)\s+(?:je|jij|u)",
@@ -975,6 +991,8 @@ def _prompt_form(code: str, core: str) -> str:
         opening = rf"(?:{_CLAUSE}{words}|{_AFTER_COMMA})"
     else:
         opening = rf"(?:{_CLAUSE}|{_AFTER_COMMA}){words}"
+    if code in _ASKED:
+        core = rf"(?:(?P<asked>{_ASKED[code].modal})\s*)?(?:{_asked(code, core, form=True)})"
     if code in ("ja", "ko"):
         return rf"{opening}(?:{core}){_PROMPT_TAILS[code]}"
     tail = _PROMPT_TAILS.get(code, "")
@@ -1008,21 +1026,31 @@ def _prompt_cores() -> dict[str, str]:
     for code, swaps in _BETWEEN.items():
         for words, instead in swaps:
             cores[code] = _swap(cores[code], code, words, instead)
-    for code, (order, asked) in _ASKED.items():
-        cores[code] = f"{cores[code]}|{_swap(cores[code], code, order, asked)}"
+    cores["tr"] = _swap(cores["tr"], "tr", *_TR_ASKED)
     for code, modal in _ASKED_VERB_LAST.items():
         cores[code] = rf"{cores[code]}|(?:{modal})\s+{_VERB_LAST[code]}"
     return cores
 
 
+def _asked(code: str, core: str, *, form: bool) -> str:
+    """``core`` with the infinitives of :data:`_ASKED` among its verbs: in a ``form``, only
+    after the modal (a group ``asked`` the form opens with), else anywhere (a prefilter's
+    superset of the form)."""
+    asked = _ASKED[code]
+    verbs = rf"(?(asked)(?:{asked.verbs})|(?!))" if form else asked.verbs
+    return _swap(core, code, asked.order, asked.order.replace("(?:", f"(?:{verbs}|", 1))
+
+
+_CORES: Final = _prompt_cores()
 PROMPT_CORES: Final[dict[str, str]] = {
-    f"ml_prompt_override_{code}": core for code, core in _prompt_cores().items()
+    f"ml_prompt_override_{code}": _asked(code, core, form=False) if code in _ASKED else core
+    for code, core in _CORES.items()
 }
 """Each of :data:`PROMPT_FORMS` without what opens and closes its clause: it matches wherever
 the form does, and is what a prefilter reads (the clause's optional words before the order,
 made unbounded there, made RE2's automaton a third slower)."""
 PROMPT_FORMS: Final[dict[str, str]] = {
-    name: _prompt_form(name.rsplit("_", 1)[1], core) for name, core in PROMPT_CORES.items()
+    f"ml_prompt_override_{code}": _prompt_form(code, core) for code, core in _CORES.items()
 }
 """The orders to drop earlier instructions that a prompt is read for, in every language above:
 the passage's form (``ml_override_*``; Arabic and Hindi in the imperative) and those of
