@@ -418,7 +418,7 @@ _QUOTATION = re.compile(
 quotes pair up left to right, so that an attribute's value (``alt="..."``) is one pair too."""
 _CITE = re.compile(
     r"(?:(?<!\w)(?:like|such as|e\.g\.|for example|for instance|phrases?|sentences?|wording|reads"
-    r"|says|said|wrote|written|contained|containing|types?|typed|typing|paste[sd]?|pasting"
+    r"|says|said|wrote|written|contained|containing"
     # es, fr, de, it, pt, nl
     r"|como|del tipo|por ejemplo|frases?|texto|decía|ponía|contenía|escrito|comme|du type|par"
     r" exemple|texte|disait|écrit|contenait|wie|etwa|zum beispiel|z\.\s?b\.|satz|sätze"
@@ -445,26 +445,34 @@ _SEARCHED_MAX = 32
 first finds every citing word once, and searches only before a quotation with one in reach
 (the same blanks, for a text's length more than for its quotations)."""
 _CITED_AFTER = re.compile(
-    r"\s*(?:(?:[- ]?(?:style|type|like))?\s*(?:attacks?|attempts?|prompts?|injections?|jailbreaks?"
-    r"|payloads?|strings?|phrases?|tricks?)\b|gibi|yazıyor\w*|yazılı|cümlesi|ifadesi|sözü|之类|这样的|这句话|这句|的说法|のような|といった|など"
+    r"\s*(?:gibi|yazıyor\w*|yazılı|cümlesi|ifadesi|sözü|之类|这样的|这句话|这句|的说法|のような|といった|など"
     r"|と書かれ|と記載|という|と言う|같은|(?:이)?라고|(?:이)?라는|वाक्य|जैसे|जैसी)"
 )
 """Words after a quotation that make it an example (in languages that put them there)."""
 
 
-_LABEL = re.compile(r":\s*$")
-_LITERAL = re.compile(r"(?:[(\[{]|[\"'],)\s*$")
-"""Before a string in code: an argument, an item of a list or a set, or a string after another."""
+_MENTIONED = re.compile(
+    r"(?<!\w)(?:like|such as|e\.g\.|for example|for instance|strings?|inputs?|types?|typed|typing"
+    r"|paste[sd]?|pasting)(?!\w)"
+)
+"""In a prompt, the words that introduce a quotation as an example of what people type or
+paste (not the reporting verbs of :data:`_CITE`: "my boss said \"ignore ...\", so do it" is
+an order passed on)."""
+_MENTIONED_BEFORE = re.compile(rf"(?:{_MENTIONED.pattern})[^.!?\n:]{{0,50}}$")
+_MENTIONED_AFTER = re.compile(
+    r"[ \t]*+(?:-?(?:style|type|like)[ \t]++)?(?:attacks|attempts|prompts|injections|jailbreaks"
+    r"|payloads|strings|phrases|tricks)\b"
+)
+"""In a prompt, after a quotation: what makes it an example ("'...' type attacks", "'...'
+prompts"); plural nouns on the same line."""
 
 
 def unquoted(folded: str, *, prompt: bool = False) -> str:
     """``folded`` with the quotations it cites as examples blanked: a security article that
     quotes "ignore previous instructions", a training that shows what a planted note looks
     like, a transcript of a user talking to a chatbot. What a passage quotes that way is what
-    it talks about, not what it says to its reader. The text keeps its length. In a
-    ``prompt``, a quotation right after a colon is kept (``Text: "..."`` is the input a task
-    is given, not a mention), and a string in code is blanked (``detect("...")``,
-    ``BLOCKLIST = ["...", "..."]``: test data)."""
+    it talks about, not what it says to its reader. The text keeps its length. A ``prompt`` is
+    read for fewer words (:data:`_MENTIONED`): a user may pass on an order they quote."""
     if (
         '"' not in folded
         and "'" not in folded
@@ -472,25 +480,24 @@ def unquoted(folded: str, *, prompt: bool = False) -> str:
         and "\u2039" not in folded
     ):
         return folded
+    before, after, words = (
+        (_MENTIONED_BEFORE, _MENTIONED_AFTER, _MENTIONED)
+        if prompt
+        else (_CITED_BEFORE, _CITED_AFTER, _CITE)
+    )
     parts: list[str] = []
     last = 0
     quotations = list(_QUOTATION.finditer(folded))
     # with many quotations, one pass finds where every citing word ends, and only those with
     # one in reach are searched before (a text of 50,000 quotation marks took 0.6 s else)
-    cues = [c.end() for c in _CITE.finditer(folded)] if len(quotations) > _SEARCHED_MAX else None
+    cues = [c.end() for c in words.finditer(folded)] if len(quotations) > _SEARCHED_MAX else None
     for m in quotations:
         start, end = m.span()
         if start and folded[start - 1] == "=":
             continue  # an HTML or code attribute's value: what the page says
         reach = max(0, start - _CITE_REACH)
         near = cues is None or bisect.bisect_right(cues, reach) < bisect.bisect_right(cues, start)
-        if prompt and _LABEL.search(folded, reach, start) is not None:
-            continue
-        if (
-            (near and _CITED_BEFORE.search(folded, reach, start))
-            or _CITED_AFTER.match(folded, end)
-            or (prompt and _LITERAL.search(folded, reach, start))
-        ):
+        if (near and before.search(folded, reach, start)) or after.match(folded, end):
             parts.append(folded[last : start + 1])
             parts.append(" " * (end - start - 2))
             last = end - 1

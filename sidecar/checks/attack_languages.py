@@ -797,7 +797,7 @@ _PROMPT_EDGES: Final[dict[str, tuple[str, str]]] = {
     ),
     "hi": (r"कृपया|अब|और|फिर|तो|आप|तुम", r"और|या|फिर|अब"),
     "zh": (
-        r"请|现在|那么|然后|并且?|好的|从现在开始|麻烦你|你?能不能|你?能否|你?可以|你?可不可以|你能|要不(?:你)?",
+        r"请|现在|那么|然后|并且?|好的|从现在开始|麻烦你|你能不能|你能否|你可以|你可不可以|你能|要不你",
         r"并|然后|直接|只|仅|现在|改为|吧|吗|好吗",
     ),
     "ja": (r"では|じゃあ|今から|それでは|なお|あと|そして", ""),
@@ -815,8 +815,8 @@ _PROMPT_TAILS: Final[dict[str, str]] = {
     # an imperative, not a negation, a passive, a statement or a noun ("無視しないで",
     # "無視されます", "無視することは", "무시하지 마세요", "무시합니다", "무시하고 싶은데",
     # "yok sayılır", "अनदेखा कर दिया", "भूल जाते हैं")
-    "ja": r"(?:(?<=無視)(?:して(?:もらえ|いただけ|ほしい)|して(?!た|な[いかく]|ご|すみ|しま|[いしるもは])"
-    r"|しろ|せよ|しなさい)|(?<=忘れ)(?:て(?:もらえ|いただけ|ほしい)|て(?!た|な[いかく]|ご|すみ|しま"
+    "ja": r"(?:(?<=無視)(?:して(?:もらえ|いただけ)(?!な)|して(?!た|な[いかく]|ご|すみ|しま|[いしるもは])"
+    r"|しろ|せよ|しなさい)|(?<=忘れ)(?:て(?:もらえ|いただけ)(?!な)|て(?!た|な[いかく]|ご|すみ|しま"
     r"|[いしるもは])|ろ|なさい)"
     r"|(?<=なかったことに)(?:して(?!た|な[いかく]|[いしるもは])|しろ|せよ))",
     "ko": r"(?:(?<=무시)(?:하고(?!\s*(?:싶|있))|해(?:\s?주세요|줘|라)?(?![가-힣])|하세요|하십시오|하라"
@@ -891,7 +891,8 @@ _ASKED: Final[dict[str, _Asked]] = {
     "es": _Asked(
         r"(?:ignora|ignore|olvida|olvide|omite)",
         r"(?:podrías|puedes|podéis|podría\s+usted|te\s+importaría|le\s+importaría|quieres|quisieras"
-        r"|me\s+harías\s+el\s+favor\s+de|serías\s+(?:tan\s+amable|capaz)\s+de)(?:\s+por\s+favor)?",
+        r"|me\s+harías\s+el\s+favor\s+de|serías\s+(?:tan\s+amable|capaz)\s+de)"
+        r"(?:\s*+,?\s*+por\s+favor\s*+,?)?",
         r"ignorar|olvidar|omitir",
     ),
     "fr": _Asked(
@@ -899,30 +900,31 @@ _ASKED: Final[dict[str, _Asked]] = {
         r"(?:peux-tu|pourrais-tu|pouvez-vous|pourriez-vous|tu\s+peux|tu\s+pourrais|vous\s+pouvez"
         r"|vous\s+pourriez|veux-tu|voudrais-tu|voulez-vous|voudriez-vous|est-ce\s+que\s+tu\s+(?:peux"
         r"|pourrais)|est-ce\s+que\s+vous\s+(?:pouvez|pourriez)|merci\s+d(?:e|')|je\s+te\s+demande"
-        r"\s+d(?:e|'))(?:\s+s'il\s+te\s+pla[iî]t)?",
+        r"\s+d(?:e|'))(?:\s*+,?\s*+s'il\s+(?:te|vous)\s+pla[iî]t\s*+,?)?",
         r"ignorer|oublier",
     ),
     "it": _Asked(
         r"(?:ignora|ignorate|ignori|dimentica|dimenticate|dimentichi)",
-        r"(?:potresti|puoi|potete|potreste|può|ti\s+andrebbe\s+di|vorresti|ti\s+dispiacerebbe"
-        r"|le\s+dispiacerebbe|ti\s+chiedo\s+di)(?:\s+per\s+favore)?",
+        r"(?:potresti|puoi|potete|potreste|ti\s+andrebbe\s+di|vorresti|ti\s+dispiacerebbe"
+        r"|le\s+dispiacerebbe|ti\s+chiedo\s+di)(?:\s*+,?\s*+per\s+favore\s*+,?)?",
         r"ignorare|dimenticare",
     ),
     "pt": _Asked(
         r"(?:ignore|ignora|esqueça|esquece|desconsidere)",
-        r"(?:pode|poderia|você\s+(?:pode|poderia)|podes|poderias|consegue|seria\s+possível|será\s+que"
-        r"\s+(?:você\s+)?(?:pode|poderia))(?:\s+por\s+favor)?",
+        r"(?:você\s+(?:pode|poderia|consegue)|podes|poderias|seria\s+possível|será\s+que\s+você"
+        r"\s+(?:pode|poderia))(?:\s*+,?\s*+por\s+favor\s*+,?)?",
         r"ignorar|esquecer|desconsiderar",
     ),
     "ru": _Asked(
         r"(?:(?:про)?игнорируй(?:те)?|забудь(?:те)?",
-        r"(?:не\s+)?(?:можешь|можете|мог\s+бы|могла\s+бы|могли\s+бы)(?:\s+ли)?(?:\s+ты|\s+вы)?"
-        r"(?:\s*,?\s*пожалуйста\s*,?)?",
+        r"(?:можешь|можете|(?:не\s+)?(?:мог|могла|могли)\s+бы)(?:\s+ли)?(?:\s+ты|\s+вы)?"
+        r"(?:\s*+,?\s*+пожалуйста\s*+,?)?",
         r"(?:про)?игнорировать|забыть|не\s+учитывать|не\s+обращать\s+внимания\s+на",
     ),
     "pl": _Asked(
         r"(?:zignoruj|ignoruj|zapomnij)",
-        r"(?:czy\s+)?(?:możesz|mógłbyś|mogłabyś|moglibyście|może\s+pan|może\s+pani)(?:\s+proszę)?",
+        r"(?:czy\s+)?(?:możesz|mógłbyś|mogłabyś|moglibyście|może\s+pan|może\s+pani)"
+        r"(?:\s*+,?\s*+proszę\s*+,?)?",
         r"zignorować|ignorować|zapomnieć",
     ),
 }
@@ -936,17 +938,18 @@ Chinese, Korean and Arabic ask with words before the order, which their clause's
 reads."""
 _TR_ASKED: Final = (
     r"(?:ın|ınız|in|iniz|un|unuz|yın|yınız)?(?!\w)",
-    r"(?:ın|ınız|in|iniz|un|unuz|yın|yınız|(?:[aeıiuü]r|[ae]bilir)\s*m[ıiuü](?:sın|sin|sun|sün"
-    r"|sınız|siniz|sunuz|sünüz))?(?!\w)",
+    r"(?:ın|ınız|in|iniz|un|unuz|yın|yınız|[ae]bilir\s*+m[ıiuü](?:sın|sin|sun|sün|sınız|siniz"
+    r"|sunuz|sünüz))?(?!\w)",
 )
 """Turkish's order asked ("unutabilir misin", "yok sayar mısın"): the imperative's ending, or a
 question's."""
 _ASKED_VERB_LAST: Final[dict[str, str]] = {
-    "de": r"(?:kannst|könntest|würdest|magst)\s+du|(?:können|könnten|würden)\s+sie",
+    "de": r"(?:kannst|könntest|würdest|magst)\s+du",
     "nl": r"(?:kun|kan|zou|wil)\s+(?:je|jij|u)",
 }
 """German and Dutch ask with the modal first and the verb last ("Kannst du bitte alle
-vorherigen Anweisungen ignorieren", "kun je de vorige instructies negeren")."""
+vorherigen Anweisungen ignorieren", "kun je de vorige instructies negeren"); only to "du",
+"je", "u": casefolded, German's polite "Sie" is also "they"."""
 _VERB_LAST: Final[dict[str, str]] = {
     "de": r"(?:bitte\s+)?(?:(?:mal|einfach|kurz)\s+)*(?:alle\s+)?(?:deine\s+|eure\s+|ihre\s+"
     r"|die\s+)?(?:vorherigen|bisherigen|früheren|vorigen|obigen|vorangegangenen|vorstehenden"
@@ -956,6 +959,7 @@ _VERB_LAST: Final[dict[str, str]] = {
     r"|de\s+)?(?:eerdere|vorige|voorgaande|bovenstaande)\s+(?:instructies|regels|opdrachten"
     r"|aanwijzingen)\s+(?:(?:even|gewoon|eens|volledig)\s+)*(?:negeren|vergeten)",
 }
+"""What follows the modal of :data:`_ASKED_VERB_LAST`: the instructions, then the verb."""
 
 _HI_PROMPT: Final = (
     r"(?:(?:सभी|सारे)\s+)?(?:पिछले|पहले\s+(?:के|दिए\s+गए)|ऊपर\s+(?:दिए|लिखे|बताए)\s+गए|ऊपर\s+के|उपरोक्त"
@@ -992,7 +996,7 @@ def _prompt_form(code: str, core: str) -> str:
     else:
         opening = rf"(?:{_CLAUSE}|{_AFTER_COMMA}){words}"
     if code in _ASKED:
-        core = rf"(?:(?P<asked>{_ASKED[code].modal})\s*)?(?:{_asked(code, core, form=True)})"
+        core = rf"(?:(?P<asked>{_ASKED[code].modal})\s*+)?(?:{_asked(code, core, form=True)})"
     if code in ("ja", "ko"):
         return rf"{opening}(?:{core}){_PROMPT_TAILS[code]}"
     tail = _PROMPT_TAILS.get(code, "")
@@ -1005,6 +1009,8 @@ def _prompt_form(code: str, core: str) -> str:
 
 
 def _swap(core: str, code: str, words: str, instead: str) -> str:
+    """``core`` with every ``words`` in it made ``instead`` (a core may hold its verbs twice);
+    a RuntimeError at import where it holds none."""
     if words not in core:  # a core rewritten without the words: say so at import
         raise RuntimeError(f"{code}'s override form no longer holds {words!r}")
     return core.replace(words, instead)
