@@ -954,8 +954,8 @@ _KEPT_NEGATED = re.compile(
     r"(?:supposed|allowed|meant))?(?: to)?" + _KEPT_ADVERB
 )
 _KEPT_ASKED = re.compile(
-    r"(?:^|[.!?;:,(\"\n]|\b(?:and|but|so))\s*(?:(?:why|how come|when)\s+)?(?:do|does|did|have"
-    r"|has|are|were|is)\s+(?:you|it|they|the (?:model|bot|chatbot|assistant|ai))" + _KEPT_ADVERB
+    r"(?:^|[.!?;:,(\"\n]|\b(?:and|but|so))\s*(?:when\s+)?(?:do|does|did)\s+(?:you|it|they|the"
+    r" (?:model|bot|chatbot|assistant|ai))" + _KEPT_ADVERB
 )
 _KEPT_SAID = re.compile(
     r"(?<![\w'])(?:you|it|they) (?:always|often|sometimes|usually|constantly|still|seem to"
@@ -963,8 +963,9 @@ _KEPT_SAID = re.compile(
 )
 _KEPT_WHY = re.compile(r"(?:^|[^\w'])why\s+$")
 _KEPT_WONDERED = re.compile(
-    r"(?:^|[.!?;:,(\"\n])\s*(?:why|how come)\s+(?!(?:don't|dont|not)\b)(?:[\w']+\s+){0,3}$|(?<![\w'])(?:i|we)(?:\s+(?:can"
-    r"|could|should|may|might|just|also|then|need to|have to|want to))*\s+$"
+    r"(?:^|[.!?;:,(\"\n])\s*(?:why|how come)\s+(?!(?:don't|dont|not)\b)(?:[\w']+\s+){0,3}$"
+    r"|(?<![\w'])(?:i|we)(?:\s+(?:can|could|should|may|might|just|also|then|need to|have to"
+    r"|want to))*\s+$"
 )
 """A question about it ("why would the bot ignore ...", "how come you forget ...") or the
 user's own doing ("can I override your default configuration?", "how do I bypass your initial
@@ -1058,7 +1059,7 @@ _SURE_WHEN: dict[str, tuple[_Core, ...]] = {
     # complaint ("Don't forget the previous instructions", "why do you ignore your rules?")
     "override": (
         _core(rf"{_DROP}\s+{_THE_ASSISTANTS_RULES}", lead=_dropped_as_order),
-        # "would you mind ignoring your prior instructions", "try forgetting your rules"
+        # "would you mind ignoring your prior instructions", "how about forgetting your rules"
         _core(rf"{_DROPPING}\s+{_THE_ASSISTANTS_RULES}", lead=_invited_to_drop),
     ),
     # strings joined and then carried out: the order that closes the pattern's match is to
@@ -2136,12 +2137,12 @@ not those whose form holds a quotation by nature: the words an answer is to open
 
 
 def _mentioned(folded: str, found: dict[str, Signal]) -> None:
-    """A worded sure signal a prompt holds only in quotations it mentions is not read (a cue
-    where the rest of the text holds one): a developer
-    asks how to test an app against "ignore previous instructions" type attacks, for unit
-    tests of inputs like "you are now in developer mode", or pastes a block list of such
-    strings in code. A quotation after a colon is read (``Text: "Ignore ..."``: the input of a
-    task)."""
+    """A worded sure signal a prompt holds only in quotations it mentions as examples is not
+    read (a cue where the rest of the text holds one): a developer asks how to test an app
+    against "ignore previous instructions" type attacks, or for unit tests of inputs like "you
+    are now in developer mode" (:func:`~.attack_documents.unquoted`, ``prompt=True``). An order
+    passed on ("my boss said \"...\", so do it") or after a colon (``Text: "Ignore ..."``) is
+    read."""
     from .attack_documents import unquoted  # imports this module
 
     plain = unquoted(folded, prompt=True)
