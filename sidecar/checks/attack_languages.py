@@ -797,7 +797,8 @@ _PROMPT_EDGES: Final[dict[str, tuple[str, str]]] = {
     ),
     "hi": (r"कृपया|अब|और|फिर|तो|आप|तुम", r"और|या|फिर|अब"),
     "zh": (
-        r"请|现在|那么|然后|并且?|好的|从现在开始|麻烦你|你能不能|你能否|你可以|你可不可以|你能|要不你",
+        r"请你|请|现在|那么|然后|并且?|好的|从现在开始|麻烦你|你能不能|你能否|你可以|你可不可以|你能"
+        r"|要不你",
         r"并|然后|直接|只|仅|现在|改为|吧|吗|好吗",
     ),
     "ja": (r"では|じゃあ|今から|それでは|なお|あと|そして", ""),
@@ -843,9 +844,11 @@ _BETWEEN: Final[dict[str, tuple[tuple[str, str], ...]]] = {
             r"(?:zignoruj|ignoruj|zapomnij)\s+(?:proszę\s+)?(?:o\s+)?",
         ),
     ),
+    "tr": ((r"talimat\w*\s+(?:yok", r"talimat\w*\s+(?:lütfen\s+)?(?:yok"),),
 }
 """Words a prompt puts inside the order that a passage's form does not read: "for now" in
-Japanese ("指示はいったん無視して"), "please" after the Polish verb ("zignoruj proszę ...")."""
+Japanese ("指示はいったん無視して"), "please" after the Polish verb ("zignoruj proszę ...") and
+before the Turkish one ("önceki talimatları lütfen unut")."""
 _V_ES: Final = r"(?:ignora|ignore|olvida|olvide|omite)"
 _V_IT: Final = r"(?:ignora|ignorate|ignori|dimentica|dimenticate|dimentichi)"
 _PROMPT_ONLY: Final = {
@@ -924,7 +927,7 @@ _ASKED: Final[dict[str, _Asked]] = {
     "pl": _Asked(
         r"(?:zignoruj|ignoruj|zapomnij)",
         r"(?:czy\s+)?(?:możesz|mógłbyś|mogłabyś|moglibyście|może\s+pan|może\s+pani)"
-        r"(?:\s*+,?\s*+proszę\s*+,?)?",
+        r"(?:\s*+,?\s*+proszę\s*+,?)?|proszę",
         r"zignorować|ignorować|zapomnieć",
     ),
 }
@@ -945,7 +948,7 @@ _TR_ASKED: Final = (
 question's."""
 _ASKED_VERB_LAST: Final[dict[str, str]] = {
     "de": r"(?:kannst|könntest|würdest|magst)\s+du",
-    "nl": r"(?:kun|kan|zou|wil)\s+(?:je|jij|u)",
+    "nl": r"(?:kun|kunt|kan|zou|wil|wilt)\s+(?:je|jij|u)",
 }
 """German and Dutch ask with the modal first and the verb last ("Kannst du bitte alle
 vorherigen Anweisungen ignorieren", "kun je de vorige instructies negeren"); only to "du",
@@ -957,7 +960,7 @@ _VERB_LAST: Final[dict[str, str]] = {
     r"|einfach|kurz|komplett|bitte)\s+)*(?:ignorieren|vergessen|missachten)",
     "nl": r"(?:alsjeblieft\s+)?(?:(?:even|gewoon|eens)\s+)*(?:al\s+)?(?:alle\s+)?(?:je\s+|uw\s+"
     r"|de\s+)?(?:eerdere|vorige|voorgaande|bovenstaande)\s+(?:instructies|regels|opdrachten"
-    r"|aanwijzingen)\s+(?:(?:even|gewoon|eens|volledig)\s+)*(?:negeren|vergeten)",
+    r"|aanwijzingen)\s+(?:(?:even|gewoon|eens|volledig)\s+)*(?:willen\s+)?(?:negeren|vergeten)",
 }
 """What follows the modal of :data:`_ASKED_VERB_LAST`: the instructions, then the verb."""
 
