@@ -924,6 +924,11 @@ _ASKED: Final[dict[str, _Asked]] = {
         r"(?:\s*+,?\s*+пожалуйста\s*+,?)?",
         r"(?:про)?игнорировать|забыть|не\s+учитывать|не\s+обращать\s+внимания\s+на",
     ),
+    "ar": _Asked(
+        r"(?:تجاهل(?:ي|وا)?|",
+        r"(?:هل\s+)?(?:تستطيع|تستطيعين|يمكنك|بإمكانك|بامكانك|ممكن)\s+(?:أن|ان)|ممكن",
+        r"تتجاهل(?:ي|ين|وا)?|تنسى|تنسي|تنسوا",
+    ),
     "pl": _Asked(
         r"(?:zignoruj|ignoruj|zapomnij)",
         r"(?:czy\s+)?(?:możesz|mógłbyś|mogłabyś|moglibyście|może\s+pan|może\s+pani)"
@@ -937,8 +942,9 @@ anteriores y ...?", "peux-tu oublier les consignes précédentes", "можешь
 reads the core with the infinitives among its verbs (:data:`PROMPT_CORES`: one core, not two,
 keeps RE2's automaton small); the form reads them only after the modal. Turkish asks with a
 suffix (:data:`_TR_ASKED`), German and Dutch put the verb last (:data:`_ASKED_VERB_LAST`);
-Chinese, Korean and Arabic ask with words before the order, which their clause's lead
-reads."""
+Chinese and Korean ask with words before the order, which their clause's lead reads, and so
+does Arabic with the imperative ("هل يمكنك تجاهل ..."; with "أن" and the present, "هل تستطيع
+أن تتجاهل ...", it is here)."""
 _TR_ASKED: Final = (
     r"(?:ın|ınız|in|iniz|un|unuz|yın|yınız)?(?!\w)",
     r"(?:ın|ınız|in|iniz|un|unuz|yın|yınız|[ae]bilir\s*+m[ıiuü](?:sın|sin|sun|sün|sınız|siniz"
