@@ -102,7 +102,7 @@ def category_of(techniques: Sequence[str]) -> Category:
     return "advanced" if any(t in ADVANCED for t in techniques) else "intermediate"
 
 
-_ANY = r"(?:all|any|every|and|or|the|your|of|these|those|previous|prior|above|earlier|preceding|initial|original|foregoing|former|old|following|system|developer|safety|openai|content|ethical|moral)"
+_ANY = r"(?:all|any|every|and|or|the|your|of|these|those|previous|prior|above|earlier|preceding|initial|original|foregoing|former|following|system|developer|safety|openai|content|ethical|moral)"
 _RULES = r"(?:instructions?|rules|guidelines|directives?|prompts?|directions|programming|restrictions|polic(?:y|ies)|guardrails|constraints|filters|commands|context|training|limitations)"
 
 _HARMFUL_TEXT = (
