@@ -33,6 +33,7 @@ other language's gates) says whether any pattern may match; most passages stop t
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 
 from .attack_languages import LANGUAGE_GATES, LANGUAGE_PATTERNS, LANGUAGE_WORDS
@@ -383,14 +384,15 @@ _PATTERNS: tuple[tuple[str, str, str], ...] = (
     ),
 )
 
-_PATTERNS += tuple((name, technique, expr) for name, technique, expr, _ in LANGUAGE_PATTERNS)
-
 _COMPILED = {name: re.compile(expr, re.DOTALL) for name, _, expr in _PATTERNS}
-_TECHNIQUE = {name: technique for name, technique, _ in _PATTERNS}
+"""The English forms, compiled (the other languages' are compiled by :func:`_language`)."""
+_TECHNIQUE = {name: technique for name, technique, _ in _PATTERNS} | {
+    name: technique for name, technique, _, _ in LANGUAGE_PATTERNS
+}
 _GATE, _WORDS = "language:", "words:"
 _MAYBE = Prefilter(
     {
-        **{name: _COMPILED[name] for name in _COMPILED if not name.startswith("ml_")},
+        **_COMPILED,
         **{_GATE + code: re.compile(expr, re.ASCII) for code, expr in LANGUAGE_GATES.items()},
         **{_WORDS + code: re.compile(expr, re.ASCII) for code, expr in LANGUAGE_WORDS.items()},
     },
@@ -404,12 +406,28 @@ of that language needs; the language's own words): the English forms that may ma
 languages whose own set is to be read. All the forms in one set would make RE2's automaton too
 large to keep (it took 3 ms per KB)."""
 _GATES = tuple((code, _GATE + code, _WORDS + code) for code in LANGUAGE_GATES)
-_RANK = {name: i for i, name in enumerate(_COMPILED)}
+_RANK = {name: i for i, name in enumerate([*_COMPILED, *(p[0] for p in LANGUAGE_PATTERNS)])}
 """The patterns' order, which the signals found keep."""
-_LANGUAGE_MAYBE = {
-    code: Prefilter({name: _COMPILED[name] for name, _, _, c in LANGUAGE_PATTERNS if c == code})
-    for code in LANGUAGE_GATES
-}
+
+
+@functools.cache
+def _language(code: str) -> tuple[Prefilter, dict[str, re.Pattern[str]]]:
+    """A language's forms, compiled, and their RE2 set: made when a passage first opens the
+    language's gates (a few ms), not at import, which most processes would pay for languages
+    their traffic never holds (compiling all of them took 0.4 s of every start)."""
+    compiled = {
+        name: re.compile(expr, re.DOTALL) for name, _, expr, c in LANGUAGE_PATTERNS if c == code
+    }
+    return Prefilter(compiled), compiled
+
+
+def every_form() -> dict[str, re.Pattern[str]]:
+    """Every form, English and of each language, compiled (for tests and benches)."""
+    found = dict(_COMPILED)
+    for code in LANGUAGE_GATES:
+        found.update(_language(code)[1])
+    return found
+
 
 _QUOTATION = re.compile(
     r"\"[^\"\n]{0,2000}\"|(?<![=\w])'[^'\n]{4,400}?'(?!\w)|『[^』\n]{1,400}』|‹[^›\n]{1,400}›"
@@ -533,14 +551,15 @@ def document_signals(folded: str) -> list[Signal]:
     maybe = _MAYBE(folded)
     if not maybe:
         return []  # most passages
-    names = maybe.intersection(_COMPILED)
+    forms = {name: _COMPILED[name] for name in maybe.intersection(_COMPILED)}
     for code, gate, words in _GATES:
         if gate in maybe and words in maybe:
-            names |= _LANGUAGE_MAYBE[code](folded)
+            language, compiled = _language(code)
+            forms.update((name, compiled[name]) for name in language(folded))
     return [
         Signal(_TECHNIQUE[name], True, name)
-        for name in sorted(names, key=_RANK.__getitem__)
-        if _COMPILED[name].search(folded) is not None
+        for name in sorted(forms, key=_RANK.__getitem__)
+        if forms[name].search(folded) is not None
     ]
 
 

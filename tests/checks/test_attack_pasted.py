@@ -232,14 +232,15 @@ def test_written_injections_stretched_with_blank_runs_cost_time_in_proportion() 
     spaces, commas or tabs put after the first separator of its address: the separators and
     the clause before the order cannot split a run between them (each was quadratic or worse,
     seconds per text)."""
-    from sidecar.checks.attack_documents import _COMPILED, document_signals
+    from sidecar.checks.attack_documents import document_signals, every_form
 
     data = json.loads((REPO / "bench" / "data" / "injected_passages.json").read_text("utf-8"))
+    forms = every_form()
     stretched = 0
     for text in (t for s in data["sets"] for t in s["attack"]):
         folded = fold(text)
         found = document_signals(folded)
-        match = _COMPILED[found[0].cue].search(folded) if found else None
+        match = forms[found[0].cue].search(folded) if found else None
         if match is None:
             continue
         cut = next(
