@@ -414,3 +414,16 @@ def test_the_scan_is_not_declared_where_the_model_decides_alone() -> None:
     trained = Refusal(RefusalParams(alone="model"), CheckContext())
     assert (trained.scan_patterns() == ()) == (default_model().alone < 1.0)
     assert Refusal(RefusalParams(alone=1.0), CheckContext()).scan_patterns() != ()
+
+
+def test_checks_with_the_same_phrases_share_one_automaton() -> None:
+    """The automaton depends on the phrase parameters alone: rules that differ in the rest
+    (the model's say, the scope) and the reloads of a rule file share one; other phrases
+    make another, which finds its own."""
+    plain = make()
+    scoped = Refusal(RefusalParams(scope="opening", alone=0.9), CheckContext())
+    assert plain._automaton is scoped._automaton
+    extra = make(extra_phrases=["that is beyond my remit"])
+    assert extra._automaton is not plain._automaton
+    text = "That is beyond my remit, I'm afraid."
+    assert extra.find(text) == "that is beyond my remit" and plain.find(text) is None
