@@ -246,3 +246,19 @@ def test_the_scan_calls_the_compiled_set_directly() -> None:
     for text in ["", "nothing here", "a foo and a bazz", "barfoo"]:
         assert sorted(scan._match(text.encode()) or []) == sorted(wrapped(text) or [])
     assert sorted(scan.scan("a foo and a bazz")) == [0, 1, 2]
+
+
+def test_plans_of_the_same_patterns_share_one_compiled_set() -> None:
+    """A rule file reloaded unchanged, or a second pipeline of the same rules, takes the set
+    compiled for the first (compiling it is most of a pipeline's making); other patterns
+    get a set of their own, and each plan finds the same as a set compiled on its own."""
+    rules = [REPO / "rules" / "default.yaml"]
+    first, again = ScanPlan(load_rules(rules).rules), ScanPlan(load_rules(rules).rules)
+    assert first.scans and [id(s) for s in first.scans] == [id(s) for s in again.scans]
+    other = ScanPlan(load_rules([REPO / "rules"]).rules)
+    assert not {id(s) for s in other.scans} & {id(s) for s in first.scans}
+    own = FieldScan("response", 10**6, ["sorry", "foo"])
+    shared = scan_mod._field_scan("response", 10**6, ("sorry", "foo"))
+    assert shared is scan_mod._field_scan("response", 10**6, ("sorry", "foo"))
+    for text in ["", "sorry, foo", "nothing"]:
+        assert sorted(shared.scan(text)) == sorted(own.scan(text))
