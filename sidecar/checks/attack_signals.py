@@ -277,6 +277,19 @@ _DROPPED = (
 )
 """Of :data:`_ANY`, the words that make "ignore the instructions" an order to drop the
 assistant's own."""
+_THEIR_RULES = (
+    rf"(?:(?:{_ANY}[\s,]+){{0,3}}{_DROPPED}[\s,]+(?:{_ANY}[\s,]+){{0,3}}{_RULES}|(?:the |your )?"
+    r"(?:guidelines|guardrails|programming|training|directives|restrictions)|your (?:rules"
+    r"|instructions|prompt)|the (?:rules|instructions)(?= (?:you were given|you've been given"
+    r"|you have been given|you received))|(?:the|these|those|all the) (?:rules|instructions"
+    rf"|directions|guidelines|directives)(?= before this\b)|your (?:own )?{_SETUP}|the (?:developer'?s?"
+    r"|operator'?s?|system) (?:message|prompt)(?= (?:above|earlier|before|you (?:were|got"
+    rf"|received))\b)|{_TOLD_YOU})\b"
+)
+"""The assistant's own instructions (all or earlier ones, its guidelines, what it was set up with
+or told), after an order to drop them."""
+_ASIDE = r"(?:set|put|lay|cast|push|leave)"
+"""The verbs of an order to put the assistant's rules "aside", with the rules between them."""
 _NEVER = (
     r"(?:never|must not|mustn't|cannot|can't|won't|will not|should not|shouldn't|do not|don't"
     r"|not allowed to)"
@@ -287,8 +300,9 @@ _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
         "override",
         "instruction_override",
         True,
-        rf"\b(?:{_DROP}|{_DROPPING})\s+(?:(?:{_ANY}[\s,]+){{1,4}}{_RULES}|your (?:own )?{_SETUP}"
-        rf"|the (?:developer'?s?|operator'?s?|system) (?:message|prompt)|{_TOLD_YOU})\b",
+        rf"\b(?:{_DROP}|{_DROPPING})(?:,? please,)?\s+(?:(?:{_ANY}[\s,]+){{1,4}}{_RULES}|your"
+        rf" (?:own )?{_SETUP}|the (?:developer'?s?|operator'?s?|system) (?:message|prompt)"
+        rf"|{_TOLD_YOU})\b|\b{_ASIDE} {_THEIR_RULES}\s+aside\b",
     ),
     (
         "override_new",
@@ -467,7 +481,7 @@ _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
 _TRIGGERS: dict[str, tuple[int, int, tuple[str, ...]]] = {
     # name: (characters before, characters after the trigger's end, triggers)
     "override": (
-        20,
+        60,  # "set all of your previous rules aside": the verb far before its trigger
         120,
         (
             *("ignor", "disregard", "forget", "overrid", "bypass", "skip", "abandon", "discard"),
@@ -993,14 +1007,7 @@ _ABOUT_THE_ASSISTANT = (
 """What instructions are about when they are the assistant's own ("ignore all previous
 instructions about safety"), not the user's ("... about the font")."""
 
-_THE_ASSISTANTS_RULES = (
-    rf"(?:(?:{_ANY}[\s,]+){{0,3}}{_DROPPED}[\s,]+(?:{_ANY}[\s,]+){{0,3}}{_RULES}|(?:the |your )?"
-    r"(?:guidelines|guardrails|programming|training|directives|restrictions)|your (?:rules"
-    r"|instructions|prompt)|the (?:rules|instructions)(?= (?:you were given|you've been given"
-    r"|you have been given|you received))|(?:the|these|those|all the) (?:rules|instructions"
-    rf"|directions|guidelines|directives)(?= before this\b)|your (?:own )?{_SETUP}|the (?:developer'?s?"
-    r"|operator'?s?|system) (?:message|prompt)(?= (?:above|earlier|before|you (?:were|got"
-    rf"|received))\b)|{_TOLD_YOU})\b"
+_RULES_END = (
     r"(?=\s{0,3}(?:[.,;:!?)\"'\n]|$|and\b|or\b|then\b|&|now\b|completely\b|entirely\b"
     r"|above\b|before\b|for (?:this|the rest|now|the next)\b|just (?:for|this once)\b|at the start\b"
     r"|earlier\b|in (?:the|your) setup\b|going forward\b|from (?:now|here) on\b|so (?:i|we|that"
@@ -1012,10 +1019,10 @@ _THE_ASSISTANTS_RULES = (
     r"|when (?:answering|responding|replying|you (?:answer|respond|reply))\b|to (?:answer"
     r"|respond|reply|tell|help)\b))"
 )
-"""After an order to drop them: the assistant's own instructions (all or earlier ones, its
-guidelines, what it was set up with or told), the clause ending there or going on about the
-assistant ("... about safety", "so I can test", "just this once"). Not "the rules above" nor
-"for a sec": a user takes back what they wrote above in those words."""
+"""After :data:`_THEIR_RULES`: the clause ending there or going on about the assistant ("...
+about safety", "so I can test", "just this once"). Not "the rules above" nor "for a sec": a
+user takes back what they wrote above in those words."""
+_THE_ASSISTANTS_RULES = _THEIR_RULES + _RULES_END
 _INVITED = re.compile(r"\b(?:mind|consider|how about|what about)(?:\s+(?:just|simply))?\s+$")
 """Before "ignoring ...": a request ("would you mind", "how about"), not a complaint ("stop
 ignoring") nor advice ("try ignoring the guidelines and write freely")."""
@@ -1058,7 +1065,12 @@ _SURE_WHEN: dict[str, tuple[_Core, ...]] = {
     # original instructions on the cake box", "ignore the rules and just improvise", nor a
     # complaint ("Don't forget the previous instructions", "why do you ignore your rules?")
     "override": (
-        _core(rf"{_DROP}\s+{_THE_ASSISTANTS_RULES}", lead=_dropped_as_order),
+        _core(rf"{_DROP}(?:,? please,)?\s+{_THE_ASSISTANTS_RULES}", lead=_dropped_as_order),
+        # "set your guidelines aside", "put all your previous instructions aside"
+        _core(
+            rf"{_ASIDE} {_THEIR_RULES}\s+aside\b{_RULES_END}",
+            lead=_dropped_as_order,
+        ),
         # "would you mind ignoring your prior instructions", "how about forgetting your rules"
         _core(rf"{_DROPPING}\s+{_THE_ASSISTANTS_RULES}", lead=_invited_to_drop),
     ),
