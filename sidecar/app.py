@@ -41,7 +41,14 @@ from .lifecycle import STOP_STEP_S, Lifecycle, StopStep, run_stop_steps
 from .logs import LogBudget
 from .metrics import SidecarMetrics, set_created_series
 from .pipeline import BatchStats, DeadLetter, Pipeline, Tally, Verdict
-from .rules import RuleSet, RuleWatcher, bundled_path, load_rules, rule_files, rule_notes
+from .rules import (
+    RuleSet,
+    RuleWatcher,
+    load_ruleset,
+    rule_files,
+    rule_notes,
+    rule_paths,
+)
 from .server import HttpServer
 from .settings import Settings
 from .sinks import KafkaSink, Sink, write_until_acknowledged
@@ -57,20 +64,6 @@ VerdictListener = Callable[[Sequence[Verdict]], None]
 
 async def _nothing() -> None:
     return None
-
-
-def rule_paths(settings: Settings) -> list[Path]:
-    """The configured rule files, or the bundled default pack when none are configured."""
-    return list(settings.rules) or [bundled_path("default.yaml")]
-
-
-def load_ruleset(settings: Settings, paths: Sequence[Path] | None = None) -> RuleSet:
-    return load_rules(
-        paths if paths is not None else rule_paths(settings),
-        system_prompts=settings.system_prompts,
-        secrets={k: v.get_secret_value() for k, v in settings.secrets.items()},
-        regex_timeout_s=settings.limits.regex_timeout_ms / 1000,
-    )
 
 
 def _check_input_topics(settings: Settings) -> None:

@@ -527,7 +527,7 @@ def _replay_red_team(settings: Settings, args: argparse.Namespace) -> int:
 
 def _check_rules(settings: Settings) -> None:
     """Load the rules once, as ``run`` would, to fail with the same message before forking."""
-    from .app import load_ruleset
+    from .rules import load_ruleset
 
     try:
         load_ruleset(settings)
@@ -536,7 +536,7 @@ def _check_rules(settings: Settings) -> None:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from .app import load_ruleset
+    from .rules import load_ruleset
 
     settings = load_settings(args.config)
     missing = [str(p) for p in args.paths if not p.exists()]

@@ -20,13 +20,12 @@ from typing import BinaryIO
 
 from prometheus_client import CollectorRegistry
 
-from .app import load_ruleset
 from .errors import ConfigError, DecodeReason, RuleSetError, rules_error
 from .formats import Decoder
 from .heap import settle_heap
 from .join import Joiner
 from .pipeline import BatchStats, DeadLetter, Pipeline, Tally, Verdict
-from .rules import rule_notes
+from .rules import load_ruleset, rule_notes
 from .settings import Settings
 from .sources.file import CutOff, read_batches, read_framed_batches
 
@@ -124,24 +123,9 @@ def replay(
     decoder = Decoder(settings.input, max_bytes=settings.limits.max_event_bytes, fmt=fmt)
     framed = decoder.default == "otlp-proto"
     unit = "record" if framed else "line"
-    try:
-        ruleset = load_ruleset(settings)
-    except RuleSetError as exc:
-        raise ConfigError(rules_error(exc)) from None
-    for note in rule_notes(ruleset):
-        print(f"note: {note}", file=sys.stderr)
-    pipeline = Pipeline(ruleset, timeouts_to_disable=settings.limits.check_timeouts_to_disable)
-    if settings.limits.tune_gc:
-        settle_heap()
-    tally = Tally()
-    builder = None
-    if report is not None:
-        from .report import ReportBuilder
-
-        if not report.parent.is_dir():
-            raise ConfigError(f"cannot write {report}: no directory {report.parent}")
-
-        builder = ReportBuilder(ruleset.rules, ruleset.version, settings.windows)
+    # what can be told of the arguments before the rules load (a second or two)
+    if report is not None and not report.parent.is_dir():
+        raise ConfigError(f"cannot write {report}: no directory {report.parent}")
     if out is not None and str(out) == "-":
         raise ConfigError(
             "--out takes a file: the summary goes to standard output (for verdicts there "
@@ -163,6 +147,21 @@ def replay(
                 stream = stack.enter_context(open(file, "rb"))
             except OSError as exc:
                 raise ConfigError(f"cannot read {file}: {exc.strerror}") from None
+        try:
+            ruleset = load_ruleset(settings)
+        except RuleSetError as exc:
+            raise ConfigError(rules_error(exc)) from None
+        for note in rule_notes(ruleset):
+            print(f"note: {note}", file=sys.stderr)
+        pipeline = Pipeline(ruleset, timeouts_to_disable=settings.limits.check_timeouts_to_disable)
+        if settings.limits.tune_gc:
+            settle_heap()
+        tally = Tally()
+        builder = None
+        if report is not None:
+            from .report import ReportBuilder
+
+            builder = ReportBuilder(ruleset.rules, ruleset.version, settings.windows)
         sink = None
         if out is not None:
             try:

@@ -753,3 +753,27 @@ def test_a_sighup_during_start_does_not_end_run() -> None:
         finally:
             if proc.poll() is None:
                 proc.kill()
+
+
+def test_replay_and_validate_tell_of_a_missing_file_before_loading_anything(
+    tmp_path: Path,
+) -> None:
+    """A wrong path is said before the rules load (a second or two of compiling) and without
+    the service's stack (HTTP server, Kafka client): with rules that do not load, the
+    missing input is what replay reports, and neither command imports that stack."""
+    rules = tmp_path / "bad.yaml"
+    rules.write_text("rules:\n  - {id: r1, check: length_less_than, params: {value: many}}\n")
+    config = tmp_path / "c.yaml"
+    config.write_text(f"rules: [{rules}]\n")
+    missing = tmp_path / "nothing.jsonl"
+    result = run("replay", str(missing), "--config", str(config))
+    assert result.returncode == 2, result.stderr
+    assert f"cannot read {missing}" in result.stderr and "r1" not in result.stderr
+    probe = (
+        "import sys; import sidecar.cli, sidecar.replay, sidecar.rules; "
+        "print(sorted(m for m in ('sidecar.app', 'aiohttp', 'aiokafka') if m in sys.modules))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert loaded.stdout.strip() == "[]", loaded.stdout

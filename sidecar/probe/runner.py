@@ -205,9 +205,9 @@ class ScoringSink:
     (``probe --score``): the windows are exported on this process's ``/metrics``."""
 
     def __init__(self, settings: Settings, registry: CollectorRegistry) -> None:
-        from ..app import load_ruleset
         from ..errors import RuleSetError, rules_error
         from ..pipeline import Pipeline
+        from ..rules import load_ruleset
         from ..windows import Windows
 
         try:
