@@ -41,16 +41,9 @@ from .lifecycle import STOP_STEP_S, Lifecycle, StopStep, run_stop_steps
 from .logs import LogBudget
 from .metrics import SidecarMetrics, set_created_series
 from .pipeline import BatchStats, DeadLetter, Pipeline, Tally, Verdict
-from .rules import (
-    RuleSet,
-    RuleWatcher,
-    load_ruleset,
-    rule_files,
-    rule_notes,
-    rule_paths,
-)
+from .rules import RuleSet, RuleWatcher, rule_files, rule_notes
 from .server import HttpServer
-from .settings import Settings
+from .settings import Settings, load_ruleset, rule_paths
 from .sinks import KafkaSink, Sink, write_until_acknowledged
 from .sources.base import Record, Source
 from .windows import Windows

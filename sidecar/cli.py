@@ -28,7 +28,7 @@ from typing import Any, NoReturn
 from . import __version__
 from .errors import ConfigError, EmbeddedBrokerError, RuleSetError, SidecarError, rules_error
 from .formats.config import FORMATS
-from .settings import Settings, load_settings
+from .settings import Settings, load_ruleset, load_settings
 from .workers import MAX_WORKERS
 
 __all__ = ["main"]
@@ -527,8 +527,6 @@ def _replay_red_team(settings: Settings, args: argparse.Namespace) -> int:
 
 def _check_rules(settings: Settings) -> None:
     """Load the rules once, as ``run`` would, to fail with the same message before forking."""
-    from .rules import load_ruleset
-
     try:
         load_ruleset(settings)
     except RuleSetError as exc:
@@ -536,8 +534,6 @@ def _check_rules(settings: Settings) -> None:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from .rules import load_ruleset
-
     settings = load_settings(args.config)
     missing = [str(p) for p in args.paths if not p.exists()]
     if missing:

@@ -25,8 +25,8 @@ from .formats import Decoder
 from .heap import settle_heap
 from .join import Joiner
 from .pipeline import BatchStats, DeadLetter, Pipeline, Tally, Verdict
-from .rules import load_ruleset, rule_notes
-from .settings import Settings
+from .rules import rule_notes
+from .settings import Settings, load_ruleset
 from .sources.file import CutOff, read_batches, read_framed_batches
 
 __all__ = ["replay"]

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import yaml
 from jsonschema import Draft202012Validator
@@ -27,9 +27,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, mo
 from .checks import Check, CheckContext, get_check, registered
 from .errors import RuleError, RuleSetError
 from .events import FIELDS, AttackCategory, Event
-
-if TYPE_CHECKING:
-    from .settings import Settings
 
 __all__ = [
     "CompiledRule",
@@ -215,22 +212,6 @@ class RuleSet:
     @property
     def ids(self) -> list[str]:
         return [r.id for r in self.rules]
-
-
-def rule_paths(settings: Settings) -> list[Path]:
-    """The configured rule files, or the bundled default pack when none are configured."""
-    return list(settings.rules) or [bundled_path("default.yaml")]
-
-
-def load_ruleset(settings: Settings, paths: Sequence[Path] | None = None) -> RuleSet:
-    """:func:`load_rules` of the configured files (or ``paths``) with the settings' system
-    prompts, secrets and regex timeout."""
-    return load_rules(
-        paths if paths is not None else rule_paths(settings),
-        system_prompts=settings.system_prompts,
-        secrets={k: v.get_secret_value() for k, v in settings.secrets.items()},
-        regex_timeout_s=settings.limits.regex_timeout_ms / 1000,
-    )
 
 
 def load_rules(

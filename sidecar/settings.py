@@ -14,9 +14,9 @@ import os
 import re
 import ssl
 import types
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, Literal, Union, cast, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Final, Literal, Union, cast, get_args, get_origin
 
 import yaml
 from pydantic import (
@@ -43,6 +43,9 @@ from .formats.config import InputSettings
 from .judge.config import JudgeSettings
 from .probe.config import ProbeSettings
 
+if TYPE_CHECKING:
+    from .rules import RuleSet
+
 __all__ = [
     "ApiSettings",
     "DetectorSettings",
@@ -58,7 +61,9 @@ __all__ = [
     "RobustnessCorrectionSettings",
     "Settings",
     "WindowSettings",
+    "load_ruleset",
     "load_settings",
+    "rule_paths",
 ]
 
 
@@ -791,6 +796,26 @@ def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
 
 _NOT_SETTINGS = frozenset({"LLM_SIDECAR_TANSU_BIN"})
 """Variables with our prefix that are read elsewhere, not by Settings."""
+
+
+def rule_paths(settings: Settings) -> list[Path]:
+    """The configured rule files, or the bundled default pack when none are configured."""
+    from .rules import bundled_path
+
+    return list(settings.rules) or [bundled_path("default.yaml")]
+
+
+def load_ruleset(settings: Settings, paths: Sequence[Path] | None = None) -> RuleSet:
+    """The rules of the configured files (or of ``paths``), with the settings' system
+    prompts, secrets and regex timeout."""
+    from .rules import load_rules
+
+    return load_rules(
+        paths if paths is not None else rule_paths(settings),
+        system_prompts=settings.system_prompts,
+        secrets={k: v.get_secret_value() for k, v in settings.secrets.items()},
+        regex_timeout_s=settings.limits.regex_timeout_ms / 1000,
+    )
 
 
 def _check_environment() -> None:

@@ -246,7 +246,7 @@ class JudgeWorker(Lifecycle):
     def apply_rules(self) -> bool:
         """Take the ``judge:`` settings and rule-to-check mapping of the rule files, as the
         check path does; a bad rule set keeps the current ones."""
-        from ..rules import load_ruleset
+        from ..settings import load_ruleset
 
         self._watcher.mark()
         try:
@@ -269,7 +269,7 @@ class JudgeWorker(Lifecycle):
         return ok
 
     def _watched(self) -> list[Path]:
-        from ..rules import rule_paths
+        from ..settings import rule_paths
 
         return rule_files(rule_paths(self.settings), self._loaded)
 

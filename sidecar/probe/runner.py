@@ -207,7 +207,7 @@ class ScoringSink:
     def __init__(self, settings: Settings, registry: CollectorRegistry) -> None:
         from ..errors import RuleSetError, rules_error
         from ..pipeline import Pipeline
-        from ..rules import load_ruleset
+        from ..settings import load_ruleset
         from ..windows import Windows
 
         try:
