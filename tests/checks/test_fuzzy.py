@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import random
 from typing import Any
 
@@ -141,7 +142,10 @@ def test_the_text_bound_is_the_longest_text_within_the_work_bound() -> None:
         assert total[0] <= WORK_BOUND < total[1], scorer
 
 
-_CHINESE = "".join(chr(0x4E00 + (i * 7919) % 3000) for i in range(1_000_000))
+@functools.cache
+def _chinese() -> str:
+    """A million Han characters (made once a test asks: every worker imports this module)."""
+    return "".join(chr(0x4E00 + (i * 7919) % 3000) for i in range(1_000_000))
 
 
 @pytest.mark.parametrize(
@@ -163,7 +167,7 @@ def test_a_text_nothing_like_the_targets_is_read_in_bounded_time(
     on the machine it was measured on (the bound here is loose for a loaded CI machine)."""
     targets = [_words(length, i) for i in range(count)]
     check = make(target=targets, scorer=scorer, preprocess=False)
-    long = _CHINESE if text == "chinese" else "a" * 1_000_000
+    long = _chinese() if text == "chinese" else "a" * 1_000_000
     result, seconds = timed(lambda: check(long, EV))
     assert seconds < 2.0
     assert result.detail is not None and "characters read: size bound" in result.detail
