@@ -30,7 +30,7 @@ IN_CI = os.environ.get("CI", "").lower() == "true"
 def pytest_configure(config: pytest.Config) -> None:
     """Before any worker starts (in the process that starts them): the package's bytecode,
     written once. The tests start some 180 Python processes (``llm-sidecar run``, ``replay``,
-    ``demo``); where bytecode is not written (``PYTHONDONTWRITEBYTECODE``, a fresh clone) each
+    ``demo``); where Python is told not to write bytecode (``PYTHONDONTWRITEBYTECODE``) each
     compiled the package from source, 0.3 s of a 1.7 s start. Nothing is written where the
     bytecode is fresh already, or where the tree cannot be written (then they compile)."""
     if not hasattr(config, "workerinput"):

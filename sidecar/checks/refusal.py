@@ -470,7 +470,7 @@ class Refusal(Check[RefusalParams]):
         return _automaton_of(params.model_dump_json(include=_PHRASE_PARAMS))
 
     @classmethod
-    def _built(cls, params: RefusalParams) -> Any:
+    def _new_automaton(cls, params: RefusalParams) -> Any:
         entries: dict[str, tuple[str | None, bool]] = {}
         for key, phrase, ignore in cls._spellings(params):
             known, known_ignore = entries.get(key, (None, False))
@@ -554,7 +554,7 @@ _PHRASE_PARAMS = {"phrases", "set", "ignore_phrases", "extra_phrases"}
 
 @functools.lru_cache(maxsize=16)
 def _automaton_of(params_json: str) -> Any:
-    return Refusal._built(RefusalParams.model_validate_json(params_json))
+    return Refusal._new_automaton(RefusalParams.model_validate_json(params_json))
 
 
 @functools.lru_cache(maxsize=16)
