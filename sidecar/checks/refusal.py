@@ -291,7 +291,7 @@ class Refusal(Check[RefusalParams]):
         # so no scan patterns), RE2 looks for any spelling of a phrase before the automaton
         # reads the opening: 2.6 µs of a 1 KB answer instead of 5.5 when there is none.
         self._spelled = (
-            _spelling_scan(params.model_dump_json())
+            _spelling_scan(_phrase_key(params))
             if engine_available() and not self.scan_patterns()
             else None
         )
@@ -467,7 +467,7 @@ class Refusal(Check[RefusalParams]):
         """The automaton of every spelling of the phrases: shared by the checks (and the
         reloads of a rule file) with the same phrase parameters, which read it and never
         change it (building one takes 50 ms)."""
-        return _automaton_of(params.model_dump_json(include=_PHRASE_PARAMS))
+        return _automaton_of(_phrase_key(params))
 
     @classmethod
     def _new_automaton(cls, params: RefusalParams) -> Any:
@@ -545,11 +545,18 @@ _SPACES = "[\\t-\\r\\x{1c}-\\x{20}]+"
 
 
 def _phrase_pattern(params: RefusalParams) -> ScanPattern:
-    return _phrase_pattern_of(params.model_dump_json())
+    return _phrase_pattern_of(_phrase_key(params))
 
 
 _PHRASE_PARAMS = {"phrases", "set", "ignore_phrases", "extra_phrases"}
-"""The parameters :meth:`Refusal._spellings` reads: those the automaton depends on."""
+"""The parameters :meth:`Refusal._spellings` reads: those the automaton and the scan pattern
+depend on."""
+
+
+def _phrase_key(params: RefusalParams) -> str:
+    """The phrase parameters alone, as JSON: the key of what is made once per phrase list
+    (rules that differ in the rest share it)."""
+    return params.model_dump_json(include=_PHRASE_PARAMS)
 
 
 @functools.lru_cache(maxsize=16)
