@@ -52,6 +52,7 @@ from typing import Any, Literal, NamedTuple
 import ahocorasick
 
 from ..scan import RE2
+from .attack_hijack import HIJACK_CUES, hijacked
 from .attack_languages import LEAD_REACH, OPENINGS, PROMPT_CORES, PROMPT_FORMS
 from .attack_tail import default_tail_model
 from .prefilter import Prefilter
@@ -350,7 +351,7 @@ _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
         "extraction",
         "prompt_extraction",
         True,
-        r"\b(?:repeat|print|reveal|show|output|display|tell me|write out|spell check|leak|dump|recite) (?:me )?(?:all |back |out |verbatim )?(?:of )?(?:your|the|everything in your) (?:(?:(?:full|entire|exact|original|initial|hidden|secret|previous|prior|first|above|system|developer) )+(?:system prompt|prompt|instructions|directives|rules|configuration|message|words|text)|(?:system prompt|prompt|instructions|directives|words|text) (?:above|before|you were given|you received|verbatim))\b",
+        r"\b(?:repeat|print|reveal|show|output|display|tell me|write out|spell check|leak|dump|recite) (?:me )?(?:all |back |out |verbatim )?(?:of )?(?:your|the|everything in your) (?:(?:(?:full|entire|exact|original|initial|hidden|secret|previous|prior|first|above|system|developer) )+(?:system prompt|prompt|instructions|directives|rules|configuration|message|words|text)(?!\s+(?:on|for|about|regarding)\s+(?!me\b|us\b))|(?:system prompt|prompt|instructions|directives|words|text) (?:above|before|you were given|you received|verbatim))\b",
     ),
     (
         "extraction_q",
@@ -474,7 +475,25 @@ _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
         "your_prompt",
         "prompt_extraction",
         True,
-        r"\b(?:paste|share|give|show|print|list|output|reveal|tell|repeat|write|put|dump|send|copy|display|provide|quote|recite|leak|expose|what (?:is|are|was|were|'s))\b[^.?!\n]{0,60}\byour (?:own )?(?:(?:full|entire|exact|original|initial|hidden|secret|internal|underlying) )*(?:system prompt|system message|pre-?prompt|initial prompt|hidden prompt|system instructions)\b|\bverbatim from your (?:system )?(?:prompt|instructions)\b",
+        r"\b(?:paste|share|give|show|print|list|output|reveal|tell|repeat|write|put|dump|send|copy|display|provide|quote|recite|leak|expose|translate|summari[sz]e|encode|reproduce|export|what(?: is| are| was| were|'s|s))\b[^.?!\n]{0,60}\byour (?:own )?(?:(?:full|entire|exact|complete|original|initial|hidden|secret|internal|underlying) )*(?:system prompt|system message|pre-?prompt|initial prompt|hidden prompt|system instructions|(?:hidden|secret|internal|underlying|operator'?s?|developer'?s?) (?:instructions|rules|prompt|configuration|directives|guidelines)|(?:initial|original) (?:instructions|prompt|configuration|directives)(?!\s+(?:on|for|about|regarding)\s+(?!me\b|us\b)))\b|\bverbatim from your (?:system )?(?:prompt|instructions)\b",
+    ),
+    (
+        "before_chat",
+        "prompt_extraction",
+        True,
+        r"\b(?:repeat|print|show|output|quote|copy|summari[sz]e|translate|paste|reveal|list|write out|tell me|give me|what (?:is|was|were)|what's)\b[^.?!\n]{0,60}\b(?:text|messages?|instructions|prompt|words|everything|anything)\b[^.?!\n]{0,50}\bbefore (?:my (?:first|1st) (?:message|question)|(?:this|our|the) (?:conversation|chat)\b|i (?:arrived|joined|started (?:typing|writing|chatting)|said anything|wrote anything)|we started)",
+    ),
+    (
+        "switch_off",
+        "instruction_override",
+        True,
+        r"\b(?:turn off|switch off|shut off|disable|deactivate|suspend|pause|lift|remove|get rid of|bypass|drop|ignore|forget|disregard|override)\s+(?:all\s+(?:of\s+)?)?(?:your\s+(?:own\s+)?(?:[\w-]+'s\s+|[\w-]+\s+){0,2}?(?:filters?|rules|restrictions|guidelines|guardrails|polic(?:y|ies)|safety\s+(?:settings|features|mode|checks)|censorship|limitations|programming)\b(?!\s+(?:on|for|of|about|regarding|around|with)\s+(?:my|our|(?:the|this|that|these)\s+(?:account|card|order|item|product|page|site|app|faq)s?|refunds?|returns?|orders?|accounts?|cards?|payments?|shipping|deliver(?:y|ies))\b)|whatever\s+(?:\w+\s+)?(?:rules|instructions|guidelines|restrictions)\s+[^.?!\n]{0,30}\b(?:gave|given|told|set for|wrote for)\s+you\b)",
+    ),
+    (
+        "fake_admin",
+        "instruction_override",
+        True,
+        r"\[\s*(?:admin|system|developer|dev|root|sudo|operator)\s+(?:override|mode|access|command)\s*\]|\b(?:god|dan|jailbreak)_?mode\s*[=:]\s*(?:true|on|1|enabled)\b|\b(?:developer|admin|debug)_?mode\s*[=:]\s*(?:true|on|1|enabled)\b[^\n]{0,80}?\b(?:restrictions|filters?|safety|censorship|rules|guardrails)\s*[=:]\s*(?:none|off|false|0|disabled)\b|(?:^|\n)\s*(?:system|admin|administrator|developer|operator)\s*:\s*[^\n]{0,150}?(?:\b(?:restrictions?|filters?|polic(?:y|ies)|rules|instructions|guidelines|safety)\b[^\n]{0,40}?\b(?:revoked|disabled|lifted|suspended|removed|no longer appl(?:y|ies))\b|\bwithout (?:any )?restrictions?\b|\bunrestricted\b)",
     ),
 )
 
@@ -728,6 +747,44 @@ _TRIGGERS: dict[str, tuple[int, int, tuple[str, ...]]] = {
     ),
     "cipher_expert": (20, 60, ("you are an expert on", "you are an expert in")),
     "masked_word": (-1, -1, ("[mask]",)),
+    "before_chat": (
+        120,
+        120,
+        (
+            "before my",
+            "before this",
+            "before our",
+            "before the conversation",
+            "before the chat",
+            "before i ",
+            "before we started",
+        ),
+    ),
+    "switch_off": (
+        20,
+        160,
+        (
+            *("turn off", "switch off", "shut off", "disable", "deactivate", "suspend", "pause"),
+            *("lift", "remove", "rid of", "bypass", "drop", "ignore", "forget", "disregard"),
+            "override",
+        ),
+    ),
+    "fake_admin": (
+        170,
+        60,
+        (
+            *("override]", "mode]", "access]", "command]", "mode=", "mode =", "mode:"),
+            *(
+                "revoked",
+                "disabled",
+                "lifted",
+                "suspended",
+                "removed",
+                "no longer appl",
+                "restriction",
+            ),
+        ),
+    ),
     "your_prompt": (
         120,
         20,
@@ -740,6 +797,14 @@ _TRIGGERS: dict[str, tuple[int, int, tuple[str, ...]]] = {
             "hidden prompt",
             "system instructions",
             "verbatim from your",
+            "hidden ",
+            "secret ",
+            "internal ",
+            "underlying ",
+            "operator",
+            "developer",
+            "initial ",
+            "original ",
         ),
     ),
     "ai_reader": (
@@ -1059,6 +1124,9 @@ _SURE_WHEN: dict[str, tuple[_Core, ...]] = {
             lead=_addressed,
         ),
     ),
+    # the assistant's rules or filters turned off, as an order; not "why do you ignore your
+    # rules", "don't forget your rules", "can I disable your filters for my account"
+    "switch_off": (_core(r".", lead=_dropped_as_order),),
     # the assistant's own instructions dropped (all or earlier ones, or its guidelines), the
     # clause ending there or going on about the assistant; not "skip the instructions for
     # Windows", "forget the previous instructions (I gave you) about the font", "ignore the
@@ -2045,6 +2113,9 @@ _ENCODED = "(encoded)"
 _LOOKALIKE = "(homoglyph)"
 _TURNS = "(turn)"
 _PRIMING = "(primed)"
+_HIJACK = "(hijack)"
+"""The prefilter's names of each language's taking back (:data:`.attack_hijack.HIJACK_CUES`)
+begin so: ``(hijack)en``."""
 _BY_TRIGGERS = frozenset(
     {
         "affirmative_prefix",
@@ -2088,6 +2159,7 @@ _MAYBE = Prefilter(
         _TURNS: _TURN,
         _PRIMING: _PRIMED,
         PASTED: re.compile(_PASTED_AT),
+        **{_HIJACK + code: re.compile(cue, re.DOTALL) for code, cue in HIJACK_CUES.items()},
     }
 )
 """Which of the worded patterns, the encoded stretches, the look-alike letters and the
@@ -2139,7 +2211,7 @@ _MENTIONABLE = frozenset(
     {
         *("override", "override_new", "dan", "unbound", "never_refuse", "extraction"),
         *("extraction_q", "fake_system", "lawless", "grandma", "agreed", "told_before"),
-        *("exfiltration", "your_prompt"),
+        *("exfiltration", "your_prompt", "before_chat", "switch_off", "fake_admin"),
     }
 )
 """The signals that are orders in words of their own, which a prompt may quote as an example;
@@ -2226,6 +2298,12 @@ def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal
     if "fiction" in found and _FORBIDDEN.search(folded) is not None:
         found["fiction_request"] = Signal("persona", True, "fiction_request")
     _override_signals(folded, maybe, found)
+    codes = [n[len(_HIJACK) :] for n in maybe if n.startswith(_HIJACK)] if not passage else []
+    if codes:
+        from .attack_documents import unquoted  # imports this module
+
+        if hijacked(folded, sorted(codes), unquoted(folded, prompt=True)) is not None:
+            found["hijack"] = Signal("instruction_override", True, "hijack")
     if not original.isascii() and _LOOKALIKE in maybe and _HOMOGLYPH.search(folded) is not None:
         found["homoglyph"] = Signal("obfuscation", True, "homoglyph")
     # read in the original: folding drops the tags, which are drawn as nothing
