@@ -284,7 +284,7 @@ _LATIN: Final[dict[str, _Language]] = {
         rel=r"(?:,?\s+(?:che|il\s+quale|la\s+quale|incaricat[oaie]\s+d)[^.\n:!?]{0,80}?)",
         if_you=r"se\s+(?:tu\s+)?(?:sei|fossi)\s+(?:un|una|un'|l')?",
         cond=r"se",
-        override=r"(?:ignora|ignorate|ignori|dimentica|dimenticate|dimentichi)\s+(?:tutte\s+)?(?:le\s+)?(?:tue\s+|vostre\s+|sue\s+)?(?:istruzioni|regole|indicazioni|direttive)\s+(?:precedenti|ricevute)"
+        override=r"(?:ignora|ignorate|ignori|dimentica|dimenticate|dimentichi)\s+(?:tutte\s+)?(?:le\s+)?(?:tue\s+|vostre\s+|sue\s+)?(?:istruzioni|regole|indicazioni|direttive)\s+(?:precedenti|ricevute|che\s+ti\s+(?:hanno|ha|avevano|aveva)\s+dato)"
         r"|lascia\s+perdere\s+(?:qualsiasi|ogni|tutte\s+le)\s+(?:indicazion[ei]|istruzion[ei])",
         forget=r"dimentica\s+(?:tutto\s+)?(?:quello|ciò)\s+che\s+ti\s+(?:hanno|è\s+stato)",
         then=_alt(
@@ -626,7 +626,10 @@ _OTHER: Final[tuple[tuple[str, str, str], ...]] = (
         "instruction_override",
         r"(?:忽略|无视|忘记|忘掉)(?:你)?(?:(?:所有|全部|一切)(?:的)?)?(?:之前|以前|先前|上面|上述|以上|此前|前面|原有)(?:的)?"
         r"(?:所有|全部|一切)?(?:的)?(?:规则|指令|指示|说明|设定|提示)"
-        r"|(?:之前|以前|先前)(?:收到|接到|得到)的(?:要求|指令|指示)(?:统统|全部|都)?抛在脑后",
+        r"|(?:之前|以前|先前)(?:收到|接到|得到)的(?:要求|指令|指示)(?:统统|全部|都)?抛在脑后"
+        # "忽略你之前收到的所有指令": what the assistant received
+        r"|(?:忽略|无视|忘记|忘掉)你(?:之前|以前|先前)?(?:收到|接到|得到)的(?:所有|全部|一切)?(?:的)?"
+        r"(?:规则|指令|指示|设定|提示)",
     ),
     # "the requirements before" may be the user's own ("忘掉前面的要求，重新写一首"): passages only
     (
@@ -698,7 +701,7 @@ _OTHER: Final[tuple[tuple[str, str, str], ...]] = (
     (
         "ml_override_ko",
         "instruction_override",
-        r"(?:이전|앞|기존|위|지금까지)(?:의)?\s*(?:모든\s*)?(?:지침|지시사항|지시|명령어|명령|규칙|설정)(?:을|를|은|는)?\s*(?:모두\s*)?무시"
+        r"(?:이전|앞|기존|위|지금까지)(?:의)?\s*(?:모든\s*)?(?:지침|지시사항|지시|명령어|명령|규칙|설정)(?:을|를|은|는)?\s*(?:(?:모두|전부|다)\s*)?무시"
         r"|지금까지\s*받은\s*(?:지시|지침|명령)(?:는|은|를|을)?\s*(?:전부|모두)?\s*(?:없던\s*걸로|무시|잊)",
     ),
     # Arabic and Hindi: the order to drop earlier instructions alone (no address forms yet).
@@ -794,14 +797,14 @@ _PROMPT_EDGES: Final[dict[str, tuple[str, str]]] = {
     ),
     "pl": (
         r"proszę|teraz|i|a|potem|następnie|od\s+teraz",
-        r"i|a|lub|albo|potem|teraz|całkowicie|od\s+teraz",
+        r"i|a|lub|albo|potem|teraz|całkowicie|od\s+teraz|na\s+czas",
     ),
     "tr": (r"lütfen|şimdi|ve|sonra|artık", r"ve|veya|sonra|şimdi|tamamen"),
     "ar": (
         r"من\s+فضلك|الرجاء|يرجى|رجاء|رجاءً|الآن|ثم|لو\s+سمحت|(?:هل\s+)?(?:يمكنك|تستطيع|بإمكانك|بامكانك)",
         r"ثم|أو|فقط|تماما|تمامًا",
     ),
-    "hi": (r"कृपया|अब|और|फिर|तो|आप|तुम", r"और|या|फिर|अब"),
+    "hi": (r"कृपया|अब|और|फिर|तो|आप|तुम|अपने", r"और|या|फिर|अब"),
     "zh": (
         r"请你|请|现在|那么|然后|并且?|好的|从现在开始|麻烦你|你能不能|你能否|你可以|你可不可以|你能"
         r"|要不你",
@@ -882,7 +885,7 @@ _PROMPT_ONLY: Final = {
     "ja": r"(?:これまで|以前|前|上記|先|今まで)の(?:すべての|全ての)?(?:ルール|指示|命令|指令)(?:を|は)"
     r"(?:すべて|全て|全部)?忘れ",
     "ko": r"(?:이전|앞|기존|위|지금까지)(?:의)?\s*(?:모든\s*)?(?:지침|지시사항|지시|명령어|명령|규칙)"
-    r"(?:을|를|은|는)?\s*(?:모두\s*)?잊",
+    r"(?:을|를|은|는)?\s*(?:(?:모두|전부|다)\s*)?잊",
 }
 """Forms read in prompts only, beside each language's passage form."""
 

@@ -52,7 +52,7 @@ from typing import Any, Literal, NamedTuple
 import ahocorasick
 
 from ..scan import RE2
-from .attack_hijack import HIJACK_CUES, hijacked
+from .attack_hijack import HIJACK_CUES, ML_PROMPT_WORDS, ML_YOUR_PROMPT, hijacked
 from .attack_languages import LEAD_REACH, OPENINGS, PROMPT_CORES, PROMPT_FORMS
 from .attack_tail import default_tail_model
 from .prefilter import Prefilter
@@ -321,7 +321,7 @@ _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
         "unbound",
         "persona",
         True,
-        r"\b(?:no|without|free (?:of|from)|not bound by|beyond|unrestricted by|don't have|doesn't have|does not have|do not have|never follows?|ignores?|abandons?) (?:any )?(?:\w+ ){0,2}(?:ethical|moral|content|safety)? ?(?:restrictions|guidelines|filters|censorship|limitations|boundaries|ethics|morals|morality|principles|policies)\b(?=.{0,200}\b(?:answer|respond|reply|generate|say|provide|output|write|tell)\b)",
+        r"\b(?:no|zero|without|free (?:of|from)|not bound by|beyond|unrestricted by|don't have|doesn't have|does not have|do not have|never follows?|ignores?|abandons?) (?:any )?(?:\w+ ){0,2}(?:ethical|moral|content|safety)? ?(?:restrictions|guidelines|filters|censorship|limitations|boundaries|ethics|morals|morality|principles|policies)\b(?=.{0,200}\b(?:answer|respond|reply|generate|say|provide|output|write|tell)\b)",
     ),
     (
         "never_refuse",
@@ -484,10 +484,16 @@ _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
         r"\b(?:repeat|print|show|output|quote|copy|summari[sz]e|translate|paste|reveal|list|write out|tell me|give me|what (?:is|was|were)|what's)\b[^.?!\n]{0,60}\b(?:text|messages?|instructions|prompt|words|everything|anything)\b[^.?!\n]{0,50}\bbefore (?:my (?:first|1st) (?:message|question)|(?:this|our|the) (?:conversation|chat)\b|i (?:arrived|joined|started (?:typing|writing|chatting)|said anything|wrote anything)|we started)",
     ),
     (
+        "ml_your_prompt",
+        "prompt_extraction",
+        True,
+        ML_YOUR_PROMPT,
+    ),
+    (
         "switch_off",
         "instruction_override",
         True,
-        r"\b(?:turn off|switch off|shut off|disable|deactivate|suspend|pause|lift|remove|get rid of|bypass|drop|ignore|forget|disregard|override)\s+(?:all\s+(?:of\s+)?)?(?:your\s+(?:own\s+)?(?:[\w-]+'s\s+|[\w-]+\s+){0,2}?(?:filters?|rules|restrictions|guidelines|guardrails|polic(?:y|ies)|safety\s+(?:settings|features|mode|checks)|censorship|limitations|programming)\b(?!\s+(?:on|for|of|about|regarding|around|with)\s+(?:my|our|(?:the|this|that|these)\s+(?:account|card|order|item|product|page|site|app|faq)s?|refunds?|returns?|orders?|accounts?|cards?|payments?|shipping|deliver(?:y|ies))\b)|whatever\s+(?:\w+\s+)?(?:rules|instructions|guidelines|restrictions)\s+[^.?!\n]{0,30}\b(?:gave|given|told|set for|wrote for)\s+you\b)",
+        r"\b(?:turn off|switch off|shut off|disable|deactivate|suspend|pause|lift|remove|get rid of|bypass|drop|ignore|forget|disregard|override)\s+(?:all\s+(?:of\s+)?)?(?:(?:your\s+(?:own\s+)?|the\s+(?=(?:operator|system|developer|company|safety|content)(?:'s)?\s))(?:[\w-]+'s\s+|[\w-]+\s+){0,2}?(?:filters?|rules|restrictions|guidelines|guardrails|polic(?:y|ies)|safety\s+(?:settings|features|mode|checks)|censorship|limitations|programming|instructions)\b(?!\s+(?:on|for|of|about|regarding|around|with)\s+(?:my|our|(?:the|this|that|these)\s+(?:account|card|order|item|product|page|site|app|faq)s?|refunds?|returns?|orders?|accounts?|cards?|payments?|shipping|deliver(?:y|ies))\b)|whatever\s+(?:\w+\s+)?(?:rules|instructions|guidelines|restrictions)\s+[^.?!\n]{0,30}\b(?:gave|given|told|set for|wrote for)\s+you\b)",
     ),
     (
         "fake_admin",
@@ -760,6 +766,7 @@ _TRIGGERS: dict[str, tuple[int, int, tuple[str, ...]]] = {
             "before we started",
         ),
     ),
+    "ml_your_prompt": (120, 80, ML_PROMPT_WORDS),
     "switch_off": (
         20,
         160,
@@ -2212,6 +2219,7 @@ _MENTIONABLE = frozenset(
         *("override", "override_new", "dan", "unbound", "never_refuse", "extraction"),
         *("extraction_q", "fake_system", "lawless", "grandma", "agreed", "told_before"),
         *("exfiltration", "your_prompt", "before_chat", "switch_off", "fake_admin"),
+        "ml_your_prompt",
     }
 )
 """The signals that are orders in words of their own, which a prompt may quote as an example;
