@@ -475,13 +475,25 @@ _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
         "your_prompt",
         "prompt_extraction",
         True,
-        r"\b(?:paste|share|give|show|print|list|output|reveal|tell|repeat|write|put|dump|send|copy|display|provide|quote|recite|leak|expose|translate|summari[sz]e|encode|reproduce|export|what(?: is| are| was| were|'s|s))\b[^.?!\n]{0,60}\byour (?:own )?(?:(?:full|entire|exact|complete|original|initial|hidden|secret|internal|underlying) )*(?:system prompt|system message|pre-?prompt|initial prompt|hidden prompt|system instructions|(?:hidden|secret|internal|underlying|operator'?s?|developer'?s?) (?:instructions|rules|prompt|configuration|directives|guidelines)|(?:initial|original) (?:instructions|prompt|configuration|directives)(?!\s+(?:on|for|about|regarding)\s+(?!me\b|us\b)))\b|\bverbatim from your (?:system )?(?:prompt|instructions)\b",
+        r"\b(?:paste|share|give|show|print|list|output|reveal|tell|repeat|write|put|dump|send|copy|display|provide|quote|recite|leak|expose|translate|summari[sz]e|encode|reproduce|export|what(?: is| are| was| were|'s|s))\b[^.?!\n]{0,60}\byour (?:own )?(?:(?:full|entire|exact|complete|original|initial|hidden|secret|internal|underlying) )*(?:system prompt|system message|pre-?prompt|initial prompt|hidden prompt|system instructions|(?:hidden|secret|internal|underlying|operator'?s?|developer'?s?) (?:instructions|rules|prompt|configuration|directives|guidelines)|(?:initial|original) (?:instructions|prompt|configuration|directives)(?!\s+(?:on|for|about|regarding)\s+(?!me\b|us\b))|set of (?:instructions|rules)(?= (?:in|inside|as|into|verbatim|word for word|exactly)\b|\s*[.,;:!]|\s*$))\b|\bverbatim from your (?:system )?(?:prompt|instructions)\b",
     ),
     (
         "before_chat",
         "prompt_extraction",
         True,
         r"\b(?:repeat|print|show|output|quote|copy|summari[sz]e|translate|paste|reveal|list|write out|tell me|give me|what (?:is|was|were)|what's)\b[^.?!\n]{0,60}\b(?:text|messages?|instructions|prompt|words|everything|anything)\b[^.?!\n]{0,50}\bbefore (?:my (?:first|1st) (?:message|question)|(?:this|our|the) (?:conversation|chat)\b|i (?:arrived|joined|started (?:typing|writing|chatting)|said anything|wrote anything)|we started)",
+    ),
+    (
+        "written_for_you",
+        "prompt_extraction",
+        True,
+        r"\b(?:paste|share|sharing|give|show|print|list|output|send|copy|quote|recite|reveal|repeat|tell me)\b[^.?!\n]{0,40}\b(?:the|your) (?:(?:exact|full|whole|complete|entire|original|actual) )?(?:prompt|instructions|rules|guidelines|system prompt|setup)(?: that)? (?:your (?:company|developers?|creators?|operators?|makers?|owners?)|the (?:company|developers?|operators?|business)|they|someone) (?:wrote|gave|set up|put|configured|programmed)(?: (?:for|to|into|in))?(?: you)?\b|\b(?:rules|instructions|guidelines) (?:exactly |word for word |verbatim )?as (?:they (?:were|are) )?(?:written|given|worded) (?:to|for) you\b",
+    ),
+    (
+        "mode_free",
+        "persona",
+        True,
+        r"\byou(?:'re| are) (?:now )?in (?:sandbox|developer|debug|god|unrestricted|admin|test|maintenance) mode\b[^.!?\n]{0,30}[.,;:!\s]+[^.!?\n]{0,80}\b(?:speak freely|say anything|answer anything|without (?:any |the )?(?:[\w-]+'s )?(?:rules|restrictions|filters|guidelines|limits)|no (?:rules|restrictions|filters|guidelines|limits) apply|(?:rules|restrictions|filters|guidelines) (?:don't|do not|no longer) apply)\b|\b(?:new rule|from now on|starting now|as of now)\s*[:,]?\s*you (?:now )?(?:have|follow) no (?:more )?(?:rules|restrictions|limits|filters|guidelines)\b",
     ),
     (
         "ml_your_prompt",
@@ -766,6 +778,22 @@ _TRIGGERS: dict[str, tuple[int, int, tuple[str, ...]]] = {
             "before we started",
         ),
     ),
+    "written_for_you": (
+        80,
+        120,
+        (
+            *("prompt your", "instructions your", "rules your", "guidelines your", "setup your"),
+            *("prompt the", "instructions the", "rules the", "prompt they", "instructions they"),
+            *("prompt that", "instructions that", "rules that", "prompt someone"),
+            *("as they were written", "as they are written", "as written to you"),
+            *("as given to you", "as they were given"),
+        ),
+    ),
+    "mode_free": (
+        20,
+        160,
+        (" mode", "new rule", "from now on", "starting now", "as of now"),
+    ),
     "ml_your_prompt": (120, 80, ML_PROMPT_WORDS),
     "switch_off": (
         20,
@@ -812,6 +840,7 @@ _TRIGGERS: dict[str, tuple[int, int, tuple[str, ...]]] = {
             "developer",
             "initial ",
             "original ",
+            "set of ",
         ),
     ),
     "ai_reader": (
@@ -2219,7 +2248,7 @@ _MENTIONABLE = frozenset(
         *("override", "override_new", "dan", "unbound", "never_refuse", "extraction"),
         *("extraction_q", "fake_system", "lawless", "grandma", "agreed", "told_before"),
         *("exfiltration", "your_prompt", "before_chat", "switch_off", "fake_admin"),
-        "ml_your_prompt",
+        *("ml_your_prompt", "written_for_you", "mode_free"),
     }
 )
 """The signals that are orders in words of their own, which a prompt may quote as an example;
