@@ -43,6 +43,7 @@ from __future__ import annotations
 import base64
 import binascii
 import codecs
+import functools
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
@@ -52,7 +53,13 @@ from typing import Any, Literal, NamedTuple
 import ahocorasick
 
 from ..scan import RE2
-from .attack_hijack import HIJACK_CUES, ML_PROMPT_WORDS, ML_YOUR_PROMPT, hijacked
+from .attack_hijack import (
+    HIJACK_CUES,
+    ML_PROMPT_TERMS,
+    ML_PROMPT_WORDS,
+    ML_YOUR_PROMPT,
+    hijacked,
+)
 from .attack_languages import LEAD_REACH, OPENINGS, PROMPT_CORES, PROMPT_FORMS
 from .attack_tail import default_tail_model
 from .prefilter import Prefilter
@@ -511,7 +518,7 @@ _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
         "fake_admin",
         "instruction_override",
         True,
-        r"\[\s*(?:admin|system|developer|dev|root|sudo|operator)\s+(?:override|mode|access|command)\s*\]|\b(?:god|dan|jailbreak)_?mode\s*[=:]\s*(?:true|on|1|enabled)\b|\b(?:developer|admin|debug)_?mode\s*[=:]\s*(?:true|on|1|enabled)\b[^\n]{0,80}?\b(?:restrictions|filters?|safety|censorship|rules|guardrails)\s*[=:]\s*(?:none|off|false|0|disabled)\b|(?:^|\n)\s*(?:system|admin|administrator|developer|operator)\s*:\s*[^\n]{0,150}?(?:\b(?:restrictions?|filters?|polic(?:y|ies)|rules|instructions|guidelines|safety)\b[^\n]{0,40}?\b(?:revoked|disabled|lifted|suspended|removed|no longer appl(?:y|ies))\b|\bwithout (?:any )?restrictions?\b|\bunrestricted\b)",
+        r"\[\s*(?:admin|system|developer|dev|root|sudo|operator)\s+(?:override|mode|access|command)\]|\b(?:god|dan|jailbreak)_?mode ?[=:]\s*(?:true|on|1|enabled)\b|\b(?:developer|admin|debug)_?mode ?[=:]\s*(?:true|on|1|enabled)\b[^\n]{0,80}?\b(?:restrictions|filters?|safety|censorship|rules|guardrails)\s*[=:]\s*(?:none|off|false|0|disabled)\b|(?:^|\n)\s*(?:system|admin|administrator|developer|operator)\s*:\s*[^\n]{0,150}?(?:\b(?:restrictions?|filters?|polic(?:y|ies)|rules|instructions|guidelines|safety)\b[^\n]{0,40}?\b(?:revoked|disabled|lifted|suspended|removed|no longer appl(?:y|ies))\b|\bwithout (?:any )?restrictions?\b|\bunrestricted\b)",
     ),
 )
 
@@ -766,7 +773,7 @@ _TRIGGERS: dict[str, tuple[int, int, tuple[str, ...]]] = {
     "cipher_expert": (20, 60, ("you are an expert on", "you are an expert in")),
     "masked_word": (-1, -1, ("[mask]",)),
     "before_chat": (
-        120,
+        140,
         120,
         (
             "before my",
@@ -782,19 +789,21 @@ _TRIGGERS: dict[str, tuple[int, int, tuple[str, ...]]] = {
         80,
         120,
         (
-            *("prompt your", "instructions your", "rules your", "guidelines your", "setup your"),
-            *("prompt the", "instructions the", "rules the", "prompt they", "instructions they"),
-            *("prompt that", "instructions that", "rules that", "prompt someone"),
-            *("as they were written", "as they are written", "as written to you"),
-            *("as given to you", "as they were given"),
+            *(
+                f"{what}{that} {who} "
+                for what in ("prompt", "instructions", "rules", "guidelines", "setup")
+                for that in ("", " that")
+                for who in ("your", "the", "they", "someone")
+            ),
+            *(" as written", " as given", " as worded", " as they were ", " as they are "),
         ),
     ),
     "mode_free": (
-        20,
+        40,
         160,
         (" mode", "new rule", "from now on", "starting now", "as of now"),
     ),
-    "ml_your_prompt": (120, 80, ML_PROMPT_WORDS),
+    "ml_your_prompt": (120, 100, ML_PROMPT_WORDS),
     "switch_off": (
         20,
         160,
@@ -808,7 +817,7 @@ _TRIGGERS: dict[str, tuple[int, int, tuple[str, ...]]] = {
         170,
         60,
         (
-            *("override]", "mode]", "access]", "command]", "mode=", "mode =", "mode:"),
+            *("override]", "mode]", "access]", "command]", "mode=", "mode =", "mode:", "mode :"),
             *(
                 "revoked",
                 "disabled",
@@ -817,6 +826,7 @@ _TRIGGERS: dict[str, tuple[int, int, tuple[str, ...]]] = {
                 "removed",
                 "no longer appl",
                 "restriction",
+                "unrestricted",
             ),
         ),
     ),
@@ -2163,6 +2173,8 @@ _BY_TRIGGERS = frozenset(
         "cipher_expert",
         "masked_word",
         "ai_reader",
+        "before_chat",
+        "written_for_you",
     }
 )
 """Patterns prefiltered by their triggers (one of which every match holds, see
@@ -2190,6 +2202,8 @@ _MAYBE = Prefilter(
         # each override by its core, which holds wherever the form matches (a smaller automaton)
         **_OVERRIDE_CORES,
         **{n: re.compile("|".join(map(re.escape, _TRIGGERS[n][2]))) for n in _BY_TRIGGERS},
+        # by the names of a system prompt alone: the verbs around them made the pass 20 % slower
+        "ml_your_prompt": re.compile(ML_PROMPT_TERMS),
         _ENCODED: re.compile(_CANDIDATE_EXPR),
         _LOOKALIKE: _HOMOGLYPH,
         _TURNS: _TURN,
@@ -2339,7 +2353,7 @@ def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal
     if codes:
         from .attack_documents import unquoted  # imports this module
 
-        if hijacked(folded, sorted(codes), unquoted(folded, prompt=True)) is not None:
+        if hijacked(folded, sorted(codes), functools.partial(unquoted, prompt=True)) is not None:
             found["hijack"] = Signal("instruction_override", True, "hijack")
     if not original.isascii() and _LOOKALIKE in maybe and _HOMOGLYPH.search(folded) is not None:
         found["homoglyph"] = Signal("obfuscation", True, "homoglyph")

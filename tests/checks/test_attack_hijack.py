@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from sidecar.checks.attack import AttackAttempt, AttackParams
+from sidecar.checks.attack_documents import unquoted
 from sidecar.checks.attack_hijack import HIJACK_CUES, READ_MAX, hijacked
 from sidecar.checks.attack_signals import signals
 from sidecar.checks.base import CheckContext
@@ -134,7 +135,7 @@ def test_every_language_of_the_takings_back_has_an_order_tested() -> None:
     ],
 )
 def test_corrections_and_forms_of_answer_are_not_hijacks(text: str) -> None:
-    assert hijacked(fold(text), list(HIJACK_CUES)) is None
+    assert hijacked(fold(text), list(HIJACK_CUES), lambda t: unquoted(t, prompt=True)) is None
     assert "hijack" not in sure(text)
 
 
