@@ -497,6 +497,18 @@ _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
         r"\b(?:paste|share|sharing|give|show|print|list|output|send|copy|quote|recite|reveal|repeat|tell me)\b[^.?!\n]{0,40}\b(?:the|your) (?:(?:exact|full|whole|complete|entire|original|actual) )?(?:prompt|instructions|rules|guidelines|system prompt|setup)(?: that)? (?:your (?:company|developers?|creators?|operators?|makers?|owners?)|the (?:company|developers?|operators?|business)|they|someone) (?:wrote|gave|set up|put|configured|programmed)(?: (?:for|to|into|in))?(?: you)?\b|\b(?:rules|instructions|guidelines) (?:exactly |word for word |verbatim )?as (?:they (?:were|are) )?(?:written|given|worded) (?:to|for) you\b",
     ),
     (
+        "parts_of_prompt",
+        "prompt_extraction",
+        True,
+        r"\b(?:first|last|next|second|opening|final) (?:word|words|line|lines|sentence|sentences|paragraph|letter|letters|character|characters) of your (?:(?:system|initial|original|hidden|secret) )?(?:prompt|instructions|rules|guidelines|system message)\b|\b(?:start|begin|open) (?:your |the )?(?:reply|response|answer|output) with\s*:?\s*[\"']\s*(?:my|the) (?:(?:system|initial|original|hidden|secret) )?(?:prompt|instructions|rules|guidelines|system message) (?:is|are|says?|read|reads?)\b",
+    ),
+    (
+        "allowed_to_drop",
+        "instruction_override",
+        True,
+        r"\b(?:authori[sz](?:e|es|ed|ing)(?:\s+you)?|(?:giv(?:e|ing)|grant(?:ing)?) you (?:full |my )?permission|you (?:now )?have (?:full |my )?permission)\s+to\s+(?:ignore|bypass|disregard|drop|break|override|forget|turn off|disable|skip|suspend)\s+(?:the|your|all|any|these|those)\s+(?:[\w-]+\s+){0,3}?(?:rules|guidelines|instructions|restrictions|polic(?:y|ies)|filters|guardrails)\b|\b(?:drop|ignore|forget|disregard|skip|suspend|lift)\s+(?:the|your|that)\s+(?:\"[^\"\n]{3,80}\"|'(?:[^'\n]|'(?=[a-z])){3,80}')\s+(?:rule|instruction|restriction|policy|guideline)\b",
+    ),
+    (
         "mode_free",
         "persona",
         True,
@@ -796,6 +808,23 @@ _TRIGGERS: dict[str, tuple[int, int, tuple[str, ...]]] = {
                 for who in ("your", "the", "they", "someone")
             ),
             *(" as written", " as given", " as worded", " as they were ", " as they are "),
+        ),
+    ),
+    "parts_of_prompt": (
+        80,
+        120,
+        (
+            *(" of your prompt", " of your instructions", " of your rules", " of your guidelines"),
+            *(" of your system", " of your initial", " of your original", " of your hidden"),
+            *(" of your secret", "reply with", "response with", "answer with", "output with"),
+        ),
+    ),
+    "allowed_to_drop": (
+        40,
+        160,
+        (
+            *("authori", "permission", "rule", "instruction", "restriction", "policy"),
+            "guideline",
         ),
     ),
     "mode_free": (
@@ -2262,7 +2291,8 @@ _MENTIONABLE = frozenset(
         *("override", "override_new", "dan", "unbound", "never_refuse", "extraction"),
         *("extraction_q", "fake_system", "lawless", "grandma", "agreed", "told_before"),
         *("exfiltration", "your_prompt", "before_chat", "switch_off", "fake_admin"),
-        *("ml_your_prompt", "written_for_you", "mode_free"),
+        *("ml_your_prompt", "written_for_you", "mode_free", "parts_of_prompt"),
+        "allowed_to_drop",
     }
 )
 """The signals that are orders in words of their own, which a prompt may quote as an example;
