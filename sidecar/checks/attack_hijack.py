@@ -51,8 +51,20 @@ REACH: Final = 160
 READ_MAX: Final = 32
 """Takings back read per language: a text of thousands ("never mind, say: " over and over)
 would cost seconds, each read up to :data:`REACH` characters on."""
-_NEGATED: Final = re.compile(r"(?:n't|\bnot|\bnever|\bnicht|\bnão|\bnao|\bnon)\s+\Z")
-"""Before a taking back, a negation: "don't forget that ...", "não esqueça isso"."""
+_NEGATED: Final = re.compile(
+    r"(?:(?:n't|\bnot|\bnever|\bnicht|\bnão|\bnao|\bnon|\bne|(?<!\w)не|\bnie|\bto)\s+|\bn')\Z"
+)
+"""Before a taking back, a negation ("don't forget that ...", "не забудь", "nie zapomnij",
+"n'oublie pas") or an infinitive ("my manager told me to ignore that email and reply with
+...")."""
+_CONDITION: Final = re.compile(
+    r"(?:\b(?:if|when|unless|otherwise|si|cuando|wenn|falls|se|quando|als|indien|jeśli|gdy|eğer)"
+    r"|(?<!\w)(?:если|когда|إذا|अगर|यदि)|如果|若是|もし|만약)"
+)
+"""Before a taking back in its sentence, a condition: an application's template that says what
+to answer instead ("If the question is unrelated, instead of answering, reply: \"...\"") gives
+a rule, not an order."""
+_SENTENCE_START: Final = re.compile(r"[.!?\n\u3002\uff01\uff1f][^.!?\n\u3002\uff01\uff1f]*\Z")
 _OPENS: Final = re.compile(
     r"(?:\A|[.,;:!?\n\u2014\u2013-])\s*(?:(?:actually|please|just|and|so|no|wait|oh|nah)[,\s]+)*\Z"
 )
@@ -68,15 +80,18 @@ _EN_WHAT = (
     r"(?:that|this|it|all\s+(?:that|this|of\s+(?:that|this|the\s+above))|the\s+above"
     r"|everything(?:\s+(?:above|before|else))?|(?:the|my|your|this|that)\s+(?:\w+\s+){0,2}?"
     r"(?:question|request|task|instruction|command|prompt|text|sentence|query|translation"
-    r"|explanation|answer|previous|bug|message|input|summary|description)s?)"
+    r"|explanation|answer|previous|bug|message|input|summary|description|review|e-?mail"
+    r"|article|passage|document|paragraph|story|list|code|error|recipe|post)s?)"
 )
 _TAKE_BACK: Final = {
     "en": (
         r"\b(?:(?:ignore|disregard|forget|skip|drop|scrap|scratch|cancel|throw\s+away"
         rf"|discard)\s+(?:about\s+)?{_EN_WHAT}"
-        r"|never\s*mind|(?:don'?t|do\s+not)\s+(?:do|answer|translate|reply\s+to|respond\s+to"
-        r"|write|summari[sz]e|explain)\s+(?:that|this|it|the)\b|instead\s+of\s+(?:that|this"
-        r"|the\s+\w+|answering|translating|writing|summari[sz]ing|explaining)"
+        r"|never\s*mind|(?:don'?t|do\s+not)\s+(?:do|answer|reply\s+to|respond\s+to)\s+(?:that|this"
+        r"|it|the\s+(?:question|task|request))\b|instead\s+of\s+(?:that|this|it"
+        r"|the\s+(?:translation|summary|answer|explanation|description|review|task|question"
+        r"|request)|answering|translating|writing|summari[sz]ing|explaining|classifying"
+        r"|doing\s+(?:that|this|it))\b"
         r"|on\s+second\s+thought|change\s+of\s+plans?)"
     ),
     "es": (
@@ -85,7 +100,7 @@ _TAKE_BACK: Final = {
         r"|(?:la|mi|tu|esta|esa)\s+(?:\w+\s+)?(?:pregunta|petici[oó]n|tarea|instrucci[oó]n"
         r"|traducci[oó]n|texto|solicitud)(?:es)?|las\s+instrucciones|el\s+texto)"
         r"|(?:ign[oó]ralo|olv[ií]dalo|d[eé]jalo)|no\s+(?:respondas|responda|contestes|conteste)"
-        r"|mejor\s+no|pens[aá]ndolo\s+bien|da\s+igual)"
+        r"|mejor\s+no|pens[aá]ndolo\s+bien|da\s+igual(?!\s+(?:el|la|los|las|si|que|cu\w+|c[oó]mo)))"
     ),
     "fr": (
         r"(?:\b(?:ignore|ignorez|oublie|oubliez|annule|annulez)\s+(?:[çc]a|cela|ceci"
@@ -93,13 +108,14 @@ _TAKE_BACK: Final = {
         r"|(?:la|ma|ta|votre|cette)\s+(?:\w+\s+)?(?:question|demande|t[âa]che|instruction"
         r"|traduction|consigne)s?|les\s+(?:instructions|consignes)|le\s+texte)"
         r"|\blaisse[sz]?\s+tomber|\bne\s+r[ée]ponds\s+pas|\bne\s+r[ée]pondez\s+pas"
-        r"|\bpeu\s+importe|\ben\s+fait\s+non|\bfinalement\s+non)"
+        r"|\bpeu\s+importe(?!\s+(?:la|le|les|l'|si|que|qui|combien|quel\w*|ce|comment))|\ben\s+fait\s+non|\bfinalement\s+non)"
     ),
     "de": (
         r"\b(?:(?:ignorier(?:e|en\s+sie)?|vergiss|vergessen\s+sie|streich(?:e)?)\s+(?:das|dies"
         r"|es|alles(?:\s+(?:oben|davor|vorherige))?|das\s+obige|obiges|(?:die|meine|deine|diese)"
         r"\s+(?:\w+\s+)?(?:frage|aufgabe|anweisung(?:en)?|[üu]bersetzung|bitte)|den\s+text)"
-        r"|egal|schon\s+gut|doch\s+nicht|lass(?:en\s+sie)?\s+(?:das|es)(?:\s+sein)?"
+        r"|egal(?!\s+(?:wie|ob|was|wo|wann|welche\w*|wer))|schon\s+gut|doch\s+nicht"
+        r"|lass(?:en\s+sie)?\s+(?:das|es)\s+(?:sein|bleiben)|lass\s+gut\s+sein"
         r"|beantworte\s+(?:das|die\s+frage|meine\s+frage|dies)\s+nicht|antworte\s+nicht)\b"
     ),
     "it": (
@@ -107,52 +123,59 @@ _TAKE_BACK: Final = {
         r"|ci[òo]|tutto(?:\s+(?:questo|quanto|ci[òo]))?|quanto\s+sopra|(?:la|il|mia|mio|le)"
         r"\s+(?:\w+\s+)?(?:domanda|richiesta|compito|istruzioni|testo|traduzione))"
         r"|ignoralo|dimenticalo|lascia\s+(?:perdere|stare)|lasci\s+perdere|lasciate\s+perdere"
-        r"|non\s+rispondere|non\s+risponda|anzi\s+no|non\s+importa)\b"
+        r"|non\s+rispondere|non\s+risponda|anzi\s+no"
+        r"|non\s+importa(?!\s+(?:se|come|quanto|quando|chi|cosa|che|il|la|lo)))\b"
     ),
     "pt": (
         r"\b(?:(?:ignora|ignore|ignorem|esquece|esque[çc]a|esque[çc]am|descarta"
         r"|descarte)\s+(?:isso|isto|tudo(?:\s+(?:isso|acima))?|o\s+acima|(?:a|o|minha|meu)"
         r"\s+(?:\w+\s+)?(?:pergunta|pedido|tarefa|instru[çc][õo]es|texto|tradu[çc][ãa]o))"
-        r"|deix[ae]\s+(?:pra|para)\s+l[áa]|n[ãa]o\s+(?:respondas|responda|responde)"
+        r"|deix[ae]\s+(?:pra|para)\s+l[áa]|n[ãa]o\s+(?:respondas|responda)"
         r"|pensando\s+melhor)\b"
     ),
     "nl": (
         r"\b(?:(?:negeer|vergeet)\s+(?:dat|dit|het(?:\s+bovenstaande)?|alles(?:\s+hierboven)?"
         r"|(?:de|mijn|die|deze)\s+(?:\w+\s+)?(?:vraag|opdracht|instructies|tekst|vertaling))"
-        r"|laat\s+(?:dat|het|maar)(?:\s+maar)?(?:\s+zitten)?|beantwoord\s+(?:dat|dit|die\s+vraag"
+        r"|laat\s+(?:dat|het)\s+(?:maar\s+)?zitten|laat\s+maar(?!\s+\w+\s+weten)|beantwoord\s+(?:dat|dit|die\s+vraag"
         r"|de\s+vraag|mijn\s+vraag)\s+niet|laat\s+die\s+vraag)\b"
     ),
     "ru": (
         r"\b(?:(?:проигнорируй|игнорируй|забудь|отбрось|пропусти)(?:те)?\s*(?:\s+(?:это"
         r"|этот\s+вопрос|мой\s+вопрос|вопрос|задание|задачу|инструкции|текст|перевод"
-        r"|вышесказанное|всё|все))?|не\s+отвечай(?:те)?|неважно|не\s+важно|хотя\s+нет"
+        r"|вышесказанное|всё|все))?|не\s+отвечай(?:те)?|не\s*важно(?!,?\s+(?:как|что|како\w+|где|когда|сколько|кто))|хотя\s+нет"
         r"|а\s+впрочем)\b"
     ),
     "pl": (
-        r"\b(?:(?:zignoruj|ignoruj|zapomnij)(?:cie)?\s+(?:to|tego|o\s+tym|pytanie"
+        r"\b(?:(?:zignoruj|ignoruj|zapomnij)(?:cie)?\s+(?:to|tego|o\s+tym(?:\s+pytaniu)?|o\s+pytaniu|pytanie"
         r"|moje\s+pytanie|polecenie|zadanie|instrukcje|tekst|wszystko|powy[żz]sze|t[łl]umaczenie)"
-        r"|nie\s+odpowiadaj(?:cie)?|niewa[żz]ne|a\s+zreszt[ąa])\b"
+        r"|nie\s+odpowiadaj(?:cie)?|niewa[żz]ne(?!,?\s+(?:czy|jak|co|ile|gdzie|kiedy|kto))"
+        r"|a\s+zreszt[ąa])\b"
     ),
     "tr": (
         r"\b(?:(?:bunu|[şs]unu|onu|soruyu|sorumu|yukar[ıi]dakin?i|yukar[ıi]dakileri"
         r"|talimatlar[ıi]|g[öo]revi|metni|[çc]eviriyi)\s+(?:g[öo]rmezden\s+gel|unut|bo[şs]ver"
         r"|cevaplama|yan[ıi]tlama)|bo[şs]ver|vazge[çc]tim|neyse|cevaplama|yan[ıi]tlama)"
     ),
-    "zh": r"(?:忽略|无视|不要理会|别理|别管|不用管|不要回答|不用回答|别回答|不必回答|忘掉|忘记|算了|不用了)",
+    "zh": (
+        r"(?:(?:忽略|无视|忘掉|忘记)掉?(?:(?:上面|以上|前面|之前|刚才|上述)(?:的)?(?:所有|全部)?(?:的)?"
+        r"(?:问题|任务|请求|指令|要求|内容|话|翻译)?|(?:这个|那个|这|那|我的)(?:问题|任务|请求|指令|要求"
+        r"|内容|话|翻译)|吧)|(?:不要理会|别理|别管|不用管)(?:这个|那个|这|那|它)?"
+        r"|(?:不要|不用|别|不必)回答|算了|不用了)"
+    ),
     "ja": (
-        r"(?:無視して|無視し|忘れて|答えなくて(?:いい|よい|結構)|回答しなくて(?:いい|よい|結構)"
-        r"|やっぱり|それはいい|取り消して|気にしないで)"
+        r"(?:無視して(?!い|しま|た)|忘れて(?!い|しま|た)|答えなくて(?:いい|よい|結構)"
+        r"|回答しなくて(?:いい|よい|結構)|それはいい(?:ので|から|です|や)|取り消して|気にしないで)"
     ),
     "ko": (
-        r"(?:무시하고|무시해|잊어|잊고|잊어버려|대답하지\s?마|답하지\s?마|됐고|됐어|필요\s?없고"
-        r"|취소하고)"
+        r"(?:무시하고|무시해|잊어|잊고|잊어버려|대답하지\s?마|답하지\s?마|(?<![가-힣])됐고"
+        r"|(?<![가-힣])됐어(?![요가-힣])|필요\s?없고)"
     ),
     "ar": (
         r"\b(?:تجاهل|انس|انسى|لا\s+تجب|لا\s+تجيب|لا\s+ترد|دع\s+(?:هذا|ذلك|سؤالي)"
         r"|اترك\s+(?:هذا|ذلك|سؤالي))[\u064b-\u0652]*(?![^\W\u064b-\u0652])"
     ),
     "hi": (
-        r"(?:अनदेखा\s+कर|नज़?रअंदाज़?\s+कर|भूल\s+जा|छोड़?\s*(?:ो|िए|िये)|जवाब\s+(?:मत|न)\s+"
+        r"(?:अनदेखा\s+कर|नज़?रअंदाज़?\s+कर|भूल\s+जा(?:ओ|इए|इये|एं|एँ)|छोड़?\s*(?:ो|िए|िये)|जवाब\s+(?:मत|न)\s+"
         r"(?:दो|दें|दीजिए)|उत्तर\s+(?:मत|न)\s+(?:दो|दें|दीजिए)|रहने\s+दो)"
     ),
 }
@@ -160,9 +183,11 @@ _TAKE_BACK: Final = {
 
 # ---- the order to answer with a sentence, per language --------------------------------------
 _ENDS: Final = (
-    r"(?=[ \t]*(?:[.!;,)\u3002\uff01]|\Z|\n|and\s+nothing|nothing\s+else|instead"
-    r"|(?:\w+\s+)?times\b|y\s+nada|et\s+rien|und\s+nichts|e\s+nient|e\s+nada|en\s+verder"
-    r"|и\s+ничего|i\s+nic))"
+    r"(?=[ \t]*(?:[.!;,)\u3002\uff01\uff0c]|\Z|\n|and\s+nothing|nothing\s+else|instead"
+    r"|(?:\w+\s+)?times\b|repeated\b|in\s+(?:all\s+)?(?:caps|capitals|capital\s+letters|bold)"
+    r"|as\s+your\s+(?:entire|whole|only|full)\s+(?:answer|reply|response|output)"
+    r"|and\s+(?:end|stop)\b|then\s+stop\b|y\s+nada|et\s+rien|und\s+nichts|e\s+nient|e\s+nada"
+    r"|en\s+verder|и\s+ничего|i\s+nic|就行|就好|就可以|即可|就够了))"
 )
 """What may follow a quoted sentence: the clause's end, or "and nothing else", "five times"."""
 _QUOTED: Final = (
@@ -175,11 +200,13 @@ colon goes on: "Scratch that, just write: Dear hiring manager, ...")."""
 
 _VERB_FIRST: Final = {
     "en": (
-        r"(?:[.,;:!?\n)\u2014\u2013-]|\b(?:and|then|please|now|to|so))\s*"
+        r"(?:(?:[.,;:!?\n)\u2014\u2013-]|\b(?:and|then|please|now|so)"
+        r"|\byour\s+(?:new\s+|only\s+|real\s+)?(?:task|job)\s+is\s+(?:now\s+)?to)\s*"
         r"(?:(?:just|only|simply|instead)\s+)*\b(?:say|reply|respond|answer|write|print|output"
         r"|type|repeat|return|display|post)(?:\s+(?:back|out|with|only|just|exactly|verbatim"
         r"|instead|the|this|these|following|text|sentence|phrase|words?|message|line|string))*"
-        r"\s*-?"
+        r"|\byour\s+(?:only|whole|entire)\s+(?:output|answer|reply|response)\s+(?:should|must"
+        r"|will|is\s+to)\s+be(?:\s+the\s+(?:phrase|sentence|text|words?))?)\s*-?"
     ),
     "es": (
         r"\b(?:(?:solo|s[óo]lo|solamente|[úu]nicamente|simplemente)\s+)?(?:di|escribe|escriba"
@@ -188,19 +215,20 @@ _VERB_FIRST: Final = {
         r"\s+lugar|la\s+frase|el\s+texto|lo\s+siguiente|esto))*"
     ),
     "fr": (
-        r"\b(?:dis|dites|[ée]cris|[ée]crivez|r[ée]ponds|r[ée]pondez|affiche|affichez|imprime"
+        r"\b(?<!l')(?<!la )(?<!le )(?<!une )(?<!un )(?:dis|dites|[ée]cris|[ée]crivez|r[ée]ponds"
+        r"|r[ée]pondez|affiche|affichez|imprime"
         r"|imprimez|r[ée]p[èe]te|r[ée]p[ée]tez|mets|mettez|renvoie|renvoyez|tape|tapez)"
         r"(?:\s+(?:uniquement|seulement|simplement|juste|plut[ôo]t|exactement|par|avec|la"
         r"\s+phrase|le\s+texte|ceci|ce\s+qui\s+suit|[àa]\s+la\s+place))*"
     ),
     "de": (
         r"\b(?:(?:nur|einfach|stattdessen)\s+)?(?:schreib(?:e|en\s+sie)?|sag(?:e|en\s+sie)?"
-        r"|antworte(?:n\s+sie)?|gib(?:\s+\w+){0,3}\s+aus|druck(?:e)?|wiederhol(?:e|en\s+sie)?"
+        r"|antworte(?:n\s+sie)?|gib(?:\s+\w+){0,3}\s+aus|wiederhol(?:e|en\s+sie)?"
         r"|gib)(?:\s+(?:stattdessen|nur|einfach|blo(?:ss|ß)|ausschlie(?:ss|ß)lich|genau|mit"
-        r"|den\s+satz|folgendes|folgenden\s+text|aus))*"
+        r"|den\s+satz|dem\s+satz|dem\s+text|folgendes|folgendem|folgenden\s+text|aus))*"
     ),
     "it": (
-        r"\b(?:(?:solo|soltanto|semplicemente)\s+)?(?:scrivi|scriva|d[iìí]'?|dica|rispondi"
+        r"\b(?:(?:solo|soltanto|semplicemente)\s+)?(?:scrivi|scriva|d[iì]'|dì|dí|dica|rispondi"
         r"|risponda|stampa|stampi|ripeti|ripeta|mostra|restituisci|metti)(?:\s+(?:solo|soltanto"
         r"|solamente|semplicemente|invece|esattamente|con|la\s+frase|il\s+testo"
         r"|quanto\s+segue))*"
@@ -212,7 +240,7 @@ _VERB_FIRST: Final = {
         r"|o\s+seguinte))*"
     ),
     "nl": (
-        r"\b(?:(?:alleen|gewoon|enkel)\s+)?(?:schrijf|zeg|antwoord|print|herhaal|toon|typ)"
+        r"\b(?:(?:alleen|gewoon|enkel)\s+)?(?:schrijf|zeg|antwoord|print|herhaal|typ)"
         r"(?:\s+(?:alleen|gewoon|enkel|slechts|in\s+plaats\s+daarvan|precies|met|de\s+zin"
         r"|de\s+tekst|het\s+volgende))*"
     ),
@@ -243,11 +271,11 @@ _VERB_LAST: Final = {
     ),
     "ja": (
         r"\s*(?:と|って)(?:だけ)?\s*(?:(?:出力|返信|返答|回答|表示|入力)(?:して|しろ|せよ)|言って"
-        r"|書いて|答えて|繰り返して)"
+        r"|書いて|答えて|繰り返して)(?!い|しま|た|あ)"
     ),
     "ko": (
         r"\s*(?:라고|이라고)(?:만)?\s*(?:(?:출력|답|말|대답|응답|입력)\s?해(?:\s?줘|\s?주세요|라|요)?"
-        r"|써|적어)"
+        r"|써(?!\s*있)|적어(?!\s*있))"
     ),
     "hi": (
         r"\s*(?:ही\s+)?(?:लिखो|लिखें|लिखिए|लिख\s+दो|बोलो|बोलें|कहो|कहें|आउटपुट\s+करो|प्रिंट\s+करो"
@@ -281,7 +309,7 @@ check's prefilter pass reads them, and :func:`hijacked` is given the languages t
 _TAKEN_BACK: Final = {code: re.compile(expr, re.DOTALL) for code, expr in _TAKE_BACK.items()}
 _DONT: Final = re.compile(r"don'?t|do\s+not")
 
-_CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
+_CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
 def _a_sentence(words: str) -> bool:
@@ -310,6 +338,9 @@ def hijacked(
                 continue
             if _DONT.match(folded, at) is not None and _OPENS.search(before) is None:
                 continue
+            start = _SENTENCE_START.search(folded, max(0, at - 200), at)
+            if _CONDITION.search(folded, start.start() if start else max(0, at - 200), at):
+                continue
             for form in _FORMS[code]:
                 found = form.match(folded, back.end())
                 if found is None:
@@ -327,56 +358,72 @@ def hijacked(
 
 # ---- the assistant's system prompt asked for, in other languages ---------------------------
 _SYSTEM_PROMPT: Final = {
-    # a second person's system prompt, where a language writes the possessive
-    "es": r"\b(?:tu|tus|su|sus|vuestr[oa]s?)\s+(?:prompt|mensaje|instrucciones|indicaciones)"
-    r"\s+(?:de|del)\s+sistema\b",
+    # the assistant's system prompt: with a second person's possessive that is not also "its"
+    # or "their" ("su", "seu", "ihr" are both), or given to it ("que te dieron")
+    "es": r"\b(?:(?:tu|tus|vuestr[oa]s?)\s+(?:prompt|mensaje|instrucciones|indicaciones)\s+(?:de|del)"
+    r"\s+sistema|(?:el|las)\s+(?:prompt|mensaje|instrucciones)\s+(?:de|del)\s+sistema\s+que\s+te"
+    r"\s+(?:dieron|han\s+dado|pusieron))\b",
     "fr": r"\b(?:ton|ta|tes|votre|vos)\s+(?:prompt|message|invite|instructions|consignes)"
-    r"\s+(?:syst[èe]me|de\s+syst[èe]me|initiales?)\b",
-    "de": r"\b(?:dein|deine|deinen|deinem|deiner|ihr|ihren|ihrem|ihre)\s+(?:system-?prompts?|systemnachricht"
+    r"\s+(?:syst[èe]me|de\s+syst[èe]me|initiales?|cach[ée]es?|secr[èe]tes?)\b",
+    "de": r"\b(?:dein|deine|deinen|deinem|deiner)\s+(?:system-?prompts?|systemnachricht"
     r"|systemanweisungen|system-?anweisungen|system-?instruktionen)\b",
-    "it": r"\b(?:tuo|tuoi|tue|suo|sue|vostro)\s+(?:prompt|messaggio|istruzioni)\s+di\s+sistema\b",
-    "pt": r"\b(?:seu|sua|suas|teu|tua|tuas)\s+(?:prompt|mensagem|instru[çc][õo]es)\s+(?:do|de)"
-    r"\s+sistema\b",
+    "it": r"\b(?:(?:tuo|tuoi|tue|vostro)\s+(?:prompt|messaggio|istruzioni)\s+di\s+sistema"
+    r"|(?:il|le)\s+(?:prompt|istruzioni)\s+di\s+sistema\s+che\s+ti\s+(?:hanno|ha)\s+dato)\b",
+    "pt": r"\b(?:teu|tua|tuas)\s+(?:prompt|mensagem|instru[çc][õo]es)\s+(?:do|de)\s+sistema\b",
     "nl": r"\b(?:je|jouw|uw)\s+(?:systeem-?prompt|systeeminstructies|systeembericht)\b",
-    "ru": r"(?<!\w)(?:тво[йиюеё]\w*|ваш\w*)\s+системн\w+\s+(?:промпт\w*|инструкц\w+"
+    "ru": r"(?<!\w)(?:тво[йиюеё]\w*|ваш\w*|сво[йиюеё]\w*)\s+системн\w+\s+(?:промпт\w*|инструкц\w+"
     r"|сообщени\w+|подсказк\w+)",
     "pl": r"(?<!\w)(?:tw[óo]j|twoje|twojego|twoich|tw[óo]jm)\s+(?:prompt\w*\s+systemow\w+"
     r"|systemow\w+\s+prompt\w*|instrukcj\w+\s+systemow\w+)",
-    "tr": r"(?<!\w)sistem\s+(?:istemi\w*|promptu\w*|talimatlar[ıi]\w*)",
+    "tr": r"(?<!\w)(?:senin|sana\s+verilen|size\s+verilen)\s+(?:\w+\s+)?(?:sistem\s+(?:istemi\w*"
+    r"|promptu\w*|talimatlar[ıi]\w*)|gizli\s+talimatlar[ıi]\w*)",
     "zh": r"(?:你的|你收到的|给你的|你被设定的)(?:系统提示词?|系统指令|系统消息|初始指令|隐藏指令)",
-    "ja": r"(?:あなたの)?システムプロンプト",
-    "ko": r"(?:너의|네|당신의|너한테\s*주어진|당신에게\s*주어진)\s*시스템\s*프롬프트",
-    "ar": r"(?:موجه|تعليمات|رسالة)\s+النظام\s+(?:الخاص|الخاصة)\s+بك",
-    "hi": r"(?:तुम्हारा|तुम्हें|आपका|आपको)[^।]{0,20}सिस्टम\s+प्रॉम्प्ट",
+    "ja": r"(?:あなたの|君の|あなたが(?:最初に)?(?:受け取った|与えられた))\s*システムプロンプト",
+    "ko": r"(?:너의|네|당신의|너한테|당신에게)[^.?!\n]{0,12}시스템\s*프롬프트",
+    "ar": r"(?:(?:موجه|تعليمات|رسالة)\s+النظام\s+(?:الخاص|الخاصة)\s+بك|التعليمات\s+(?:المخفية"
+    r"|السرية))",
+    "hi": r"(?:तुम्हारा|तुम्हें|आपका|आपको|अपना|अपने)[^।]{0,20}सिस्टम\s+प्रॉम्प्ट",
 }
 _SHOW: Final = {
-    # a verb of showing, copying or translating it, or a question about what it says
-    "es": r"(?:muestra|mu[ée]strame|ense[ñn]a|copia|c[óo]piame|pega|escribe|imprime|traduce|dime"
-    r"|comparte|revela|qu[ée]\s+dice|cu[áa]l\s+es|repite)",
-    "fr": r"(?:affiche|montre|copie|colle|[ée]cris|imprime|traduis|dis-moi|partage|r[ée]v[èe]le"
-    r"|r[ée]p[èe]te|que\s+dit|quel\s+est|donne)",
-    "de": r"(?:zeig|kopier|schreib|druck|[üu]bersetz|sag\s+mir|teil|verrat|wiederhol|gib|was\s+steht"
-    r"|wie\s+lautet)",
-    "it": r"(?:mostra|mostrami|copia|incolla|scrivi|stampa|traduci|dimmi|condividi|rivela|ripeti"
-    r"|cosa\s+dice|qual\s+[èe])",
-    "pt": r"(?:mostra|mostre|copia|copie|cola|escreve|escreva|imprime|traduz|diz|diga|partilha"
-    r"|compartilha|revela|repete|o\s+que\s+diz|qual\s+[ée])",
-    "nl": r"(?:toon|laat\s+\w+\s+zien|kopieer|plak|schrijf|print|vertaal|vertel|deel|herhaal"
-    r"|wat\s+staat|wat\s+is|geef)",
-    "ru": r"(?:покаж|скопир|вставь|напиш|выведи|переведи|скажи|поделись|раскрой|повтори|что\s+в"
-    r"|какой)",
-    "pl": r"(?:poka[żz]|skopiuj|wklej|napisz|wypisz|przet[łl]umacz|powiedz|udost[ęe]pnij|powt[óo]rz"
-    r"|co\s+jest|jaki)",
-    "tr": r"(?:yaz|g[öo]ster|payla[şs]|kopyala|[çc]evir|s[öo]yle|ver)",
-    "zh": r"(?:发|给我|告诉|显示|输出|打印|复制|翻译|贴|展示|说出|是什么|写)",
-    "ja": r"(?:見せ|教え|出力|表示|コピー|翻訳|書い|貼)",
-    "ko": r"(?:출력|보여|알려|복사|번역|써|적어|공개)",
-    "ar": r"(?:اكتب|أظهر|اعرض|انسخ|ترجم|قل|شارك|أعطني|ما\s+هو|ما\s+هي)",
-    "hi": r"(?:लिख|दिखा|बता|कॉपी|अनुवाद|प्रिंट)",
+    # a verb of showing, copying or translating it (write only "for me": "write your system
+    # prompt clearly" is advice)
+    "es": r"(?:muestra|mu[ée]strame|ense[ñn]a|ens[ée][ñn]ame|copia|c[óo]pia(?:me|lo)|pega|imprime"
+    r"|traduce|dime|comparte|revela|repite|escr[íi]beme)",
+    "fr": r"(?:affiche|montre|copie|colle|imprime|traduis|dis-moi|partage|r[ée]v[èe]le|r[ée]p[èe]te"
+    r"|donne-moi|[ée]cris-moi)",
+    "de": r"(?:zeig|kopier|[üu]bersetz|sag\s+mir|verrat|wiederhol|gib\s+mir|schreib\s+mir)",
+    "it": r"(?:mostra|mostrami|copia|incolla|stampa|traduci|dimmi|condividi|rivela|ripeti"
+    r"|scrivimi)",
+    "pt": r"(?:mostra|mostre|copia|copie|cola|imprime|traduz|diz-me|me\s+diga|partilha"
+    r"|compartilha|revela|repete|escreve-me)",
+    "nl": r"(?:toon|laat\s+\w+\s+zien|kopieer|plak|print|vertaal|vertel|deel|herhaal|geef\s+me)",
+    "ru": r"(?:покаж|скопир|вставь|напиши\s+мне|выведи|переведи|скажи|поделись|раскрой|повтори)",
+    "pl": r"(?:poka[żz]|skopiuj|wklej|wypisz|przet[łl]umacz|powiedz|udost[ęe]pnij|powt[óo]rz"
+    r"|napisz\s+mi)",
+    "tr": r"(?<!\w)(?:yaz(?:ar|abilir|\b)|g[öo]ster|payla[şs]|kopyala|[çc]evir|s[öo]yle)",
+    "zh": r"(?:发给我|给我|告诉|显示|输出|打印|复制|翻译|贴出|展示|说出)",
+    "ja": r"(?:見せ|教えて|出力|表示|コピー|翻訳)",
+    "ko": r"(?:출력|보여|알려|복사|번역|공개)",
+    "ar": r"(?:اكتب\s+لي|أظهر|اعرض|انسخ|ترجم|شارك|أعطني)",
+    "hi": r"(?:यहाँ\s+लिख|लिख\s+दो|दिखा|बता|कॉपी|अनुवाद|प्रिंट)",
+}
+_ASK: Final = {
+    # a question about what it says, right before it
+    "es": r"(?:qu[ée]\s+dice|cu[áa]l\s+es)",
+    "fr": r"(?:que\s+dit|quel\s+est)",
+    "de": r"(?:was\s+steht\s+(?:\w+\s+)?in|wie\s+lautet)",
+    "it": r"(?:cosa\s+dice|qual\s+[èe])",
+    "pt": r"(?:o\s+que\s+diz|qual\s+[ée])",
+    "nl": r"(?:wat\s+staat\s+(?:er\s+)?(?:precies\s+)?in|wat\s+is)",
+    "ru": r"(?:что\s+в|какой)",
+    "pl": r"(?:co\s+jest\s+w|jaki\s+jest)",
+    "ar": r"(?:ما\s+هو|ما\s+هي)",
 }
 ML_YOUR_PROMPT: Final = "|".join(
     f"(?:{_SHOW[code]}[^.?!\n\u3002\uff1f\uff01]{{0,60}}(?:{term})"
-    f"|(?:{term})[^.?!\n\u3002\uff1f\uff01]{{0,60}}{_SHOW[code]})"
+    f"|(?:{term})[^.?!\n\u3002\uff1f\uff01]{{0,60}}{_SHOW[code]}"
+    + (rf"|{_ASK[code]}\s+(?:{term})" if code in _ASK else "")
+    + ")"
     for code, term in _SYSTEM_PROMPT.items()
 )
 """The assistant's system prompt asked for in the thirteen other languages: its name, with a
