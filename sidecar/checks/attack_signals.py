@@ -53,14 +53,16 @@ from typing import Any, Literal, NamedTuple
 import ahocorasick
 
 from ..scan import RE2
-from .attack_hijack import (
-    HIJACK_CUES,
+from .attack_hijack import HIJACK_CUES, hijacked
+from .attack_languages import LEAD_REACH, OPENINGS, PROMPT_CORES, PROMPT_FORMS
+from .attack_setup import (
     ML_PROMPT_TERMS,
     ML_PROMPT_WORDS,
+    ML_RULES_WORDS,
+    ML_UNBOUND,
+    ML_WITHOUT_RULES,
     ML_YOUR_PROMPT,
-    hijacked,
 )
-from .attack_languages import LEAD_REACH, OPENINGS, PROMPT_CORES, PROMPT_FORMS
 from .attack_tail import default_tail_model
 from .prefilter import Prefilter
 from .refusal_text import rstrip_drawn, visible, wide
@@ -521,6 +523,12 @@ _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
         ML_YOUR_PROMPT,
     ),
     (
+        "ml_unbound",
+        "persona",
+        True,
+        ML_UNBOUND,
+    ),
+    (
         "switch_off",
         "instruction_override",
         True,
@@ -828,11 +836,12 @@ _TRIGGERS: dict[str, tuple[int, int, tuple[str, ...]]] = {
         ),
     ),
     "mode_free": (
-        40,
+        60,
         160,
         (" mode", "new rule", "from now on", "starting now", "as of now"),
     ),
     "ml_your_prompt": (120, 100, ML_PROMPT_WORDS),
+    "ml_unbound": (160, 60, ML_RULES_WORDS),
     "switch_off": (
         20,
         160,
@@ -2231,8 +2240,10 @@ _MAYBE = Prefilter(
         # each override by its core, which holds wherever the form matches (a smaller automaton)
         **_OVERRIDE_CORES,
         **{n: re.compile("|".join(map(re.escape, _TRIGGERS[n][2]))) for n in _BY_TRIGGERS},
-        # by the names of a system prompt alone: the verbs around them made the pass 20 % slower
+        # by the names of a system prompt and "without rules" alone: the verbs and roles around
+        # them made the pass 20 % slower
         "ml_your_prompt": re.compile(ML_PROMPT_TERMS),
+        "ml_unbound": re.compile(ML_WITHOUT_RULES),
         _ENCODED: re.compile(_CANDIDATE_EXPR),
         _LOOKALIKE: _HOMOGLYPH,
         _TURNS: _TURN,
@@ -2292,7 +2303,7 @@ _MENTIONABLE = frozenset(
         *("extraction_q", "fake_system", "lawless", "grandma", "agreed", "told_before"),
         *("exfiltration", "your_prompt", "before_chat", "switch_off", "fake_admin"),
         *("ml_your_prompt", "written_for_you", "mode_free", "parts_of_prompt"),
-        "allowed_to_drop",
+        *("allowed_to_drop", "ml_unbound"),
     }
 )
 """The signals that are orders in words of their own, which a prompt may quote as an example;
