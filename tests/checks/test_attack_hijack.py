@@ -193,6 +193,8 @@ def test_orders_on_the_assistants_setup_are_sure(text: str, name: str) -> None:
         "In settings.py I set developer_mode = True for local runs, why is DEBUG still off?",
         "Enable admin mode: on the settings page, tick the box.",
         "What did we talk about before this conversation was cut off?",
+        "Is it a bad idea to tell the model 'never reveal your system prompt'?",
+        "Our bot must not share your system prompt with users, right?",
     ],
 )
 def test_talk_about_settings_and_setups_is_not_an_attack(text: str) -> None:
