@@ -13,13 +13,15 @@ Read in English and the thirteen other languages of :mod:`.attack_languages`:
 * a taking back (:data:`_TAKE_BACK`): a verb that drops something with what it drops ("ignore
   that question", "forget the above", "olvida eso", "vergiss das", "忽略上面的问题"), or a
   phrase that takes back on its own ("never mind", "laisse tomber", "хотя нет", "算了",
-  "やっぱり"), never negated ("don't forget that ...");
+  "それはいいので"); not negated ("don't forget that ...", "не забудь"), after "to" ("my
+  manager told me to ignore that email and reply with ..."), nor inside a condition, which is a
+  template's or a spec's rule ("If the input is empty, ignore it and print ...");
 * after it, within :data:`REACH` characters, an order to answer with, say, write, print or
   output (:data:`_VERB_FIRST`), and the sentence: in quotation marks, or after a colon as the
   text's last words. Languages that put the verb last (Japanese, Korean, Turkish, Hindi) give the
   sentence first ("「...」とだけ返信して", "'...' diye yaz");
-* the sentence has three words at least (four characters in Chinese and Japanese) and is no
-  question: "just say 'yes'" and "never mind, just tell me: is it open on Sundays?" are a form
+* the sentence has three words at least (four characters in Chinese, Japanese and Korean) and
+  is no question: "just say 'yes'" and "never mind, just tell me: is it open on Sundays?" are a form
   and a question, not a sentence put in the answer's mouth.
 
 A taking back inside a quotation a prompt cites as an example ("inputs like 'ignore the
@@ -50,12 +52,22 @@ _NEGATED: Final = re.compile(
 "n'oublie pas") or an infinitive ("my manager told me to ignore that email and reply with
 ...")."""
 _CONDITION: Final = re.compile(
-    r"(?:\b(?:if|when|unless|otherwise|si|cuando|wenn|falls|se|quando|als|indien|jeśli|gdy|eğer)"
-    r"|(?<!\w)(?:если|когда|إذا|अगर|यदि)|如果|若是|もし|만약)"
+    r"(?:\b(?:if|when|unless|otherwise|si|cuando|wenn|falls|se|quando|als|indien|jeśli|gdy|eğer)\b"
+    r"|(?<!\w)(?:если|когда|إذا|अगर|यदि)(?!\w)|如果|若是|もし|만약)"
 )
 """Before a taking back in its sentence, a condition: an application's template that says what
 to answer instead ("If the question is unrelated, instead of answering, reply: \"...\"") gives
 a rule, not an order."""
+_REPORTED: Final = re.compile(r"\b(?:says?|said|wrote|reads?)\s*:?\s*[\"']?\s*\Z")
+"""Before a taking back, what someone else says: "Our support macro says: Ignore that error and
+reply with ..." is a text the user asks about."""
+_AR_OPENS: Final = re.compile(r"(?:\A|[.,،؛:!?؟\n]\s*|\sو)\Z")
+"""Before an Arabic taking back, a clause's start: its past ("مديري تجاهل بريدي", my manager
+ignored my e-mail) is written as its imperative."""
+_CONDITION_REACH: Final = 200
+"""Characters before a taking back read for a condition of its sentence."""
+_AFTER_BACK: Final = 24
+"""Characters after a taking back read for a condition ("ignora isso se estiverem vazios")."""
 _MARKS: Final = ".!?\n\u3002\uff01\uff1f"
 """What ends a sentence, before a taking back's own."""
 _OPENS: Final = re.compile(
@@ -66,15 +78,15 @@ the clauses do not answer the question, say ...")."""
 _LIT_SPACE: Final = 3
 """Words of a sentence in a language written with spaces."""
 _LIT_CHARS: Final = 4
-"""Letters of a sentence in Chinese or Japanese."""
+"""Letters of a sentence in Chinese, Japanese or Korean written without spaces."""
 
 # ---- taking back, per language ------------------------------------------------------------
 _EN_WHAT = (
     r"(?:that|this|it|all\s+(?:that|this|of\s+(?:that|this|the\s+above))|the\s+above"
     r"|everything(?:\s+(?:above|before|else))?|(?:the|my|your|this|that)\s+(?:\w+\s+){0,2}?"
     r"(?:question|request|task|instruction|command|prompt|text|sentence|query|translation"
-    r"|explanation|answer|previous|bug|message|input|summary|description|review|e-?mail"
-    r"|article|passage|document|paragraph|story|list|code|error|recipe|post)s?)"
+    r"|explanation|answer|previous|message|input|summary|description|review|e-?mail"
+    r"|article|passage|document|paragraph|story)s?)"
 )
 _TAKE_BACK: Final = {
     "en": (
@@ -133,21 +145,20 @@ _TAKE_BACK: Final = {
         r"|de\s+vraag|mijn\s+vraag)\s+niet|laat\s+die\s+vraag)\b"
     ),
     "ru": (
-        r"\b(?:(?:проигнорируй|игнорируй|забудь|отбрось|пропусти)(?:те)?\s*(?:\s+(?:это"
-        r"|этот\s+вопрос|мой\s+вопрос|вопрос|задание|задачу|инструкции|текст|перевод"
-        r"|вышесказанное|всё|все))?|не\s+отвечай(?:те)?|не\s*важно(?!,?\s+(?:как|что|како\w+|где|когда|сколько|кто))|хотя\s+нет"
+        r"\b(?:(?:проигнорируй|игнорируй|забудь|отбрось|пропусти)(?:те)?\s+(?:это|этот\s+вопрос"
+        r"|мой\s+вопрос|вопрос|задание|задачу|инструкции|текст|перевод|вышесказанное)|не\s+отвечай(?:те)?|не\s*важно(?!,?\s+(?:как|что|како\w+|где|когда|сколько|кто))|хотя\s+нет"
         r"|а\s+впрочем)\b"
     ),
     "pl": (
         r"\b(?:(?:zignoruj|ignoruj|zapomnij)(?:cie)?\s+(?:to|tego|o\s+tym(?:\s+pytaniu)?|o\s+pytaniu|pytanie"
-        r"|moje\s+pytanie|polecenie|zadanie|instrukcje|tekst|wszystko|powy[żz]sze|t[łl]umaczenie)"
+        r"|moje\s+pytanie|polecenie|zadanie|instrukcje|tekst|powy[żz]sze|t[łl]umaczenie)"
         r"|nie\s+odpowiadaj(?:cie)?|niewa[żz]ne(?!,?\s+(?:czy|jak|co|ile|gdzie|kiedy|kto))"
         r"|a\s+zreszt[ąa])\b"
     ),
     "tr": (
         r"\b(?:(?:bunu|[şs]unu|onu|soruyu|sorumu|yukar[ıi]dakin?i|yukar[ıi]dakileri"
         r"|talimatlar[ıi]|g[öo]revi|metni|[çc]eviriyi)\s+(?:g[öo]rmezden\s+gel|unut|bo[şs]ver"
-        r"|cevaplama|yan[ıi]tlama)|bo[şs]ver|vazge[çc]tim|neyse|cevaplama|yan[ıi]tlama)"
+        r"|cevaplama|yan[ıi]tlama)|bo[şs]ver|vazge[çc]tim)"
     ),
     "zh": (
         r"(?:(?:忽略|无视|忘掉|忘记)掉?(?:(?:上面|以上|前面|之前|刚才|上述)(?:的)?(?:所有|全部)?(?:的)?"
@@ -160,7 +171,7 @@ _TAKE_BACK: Final = {
         r"|回答しなくて(?:いい|よい|結構)|それはいい(?:ので|から|です|や)|取り消して|気にしないで)"
     ),
     "ko": (
-        r"(?:무시하고|무시해|잊어|잊고|잊어버려|대답하지\s?마|답하지\s?마|(?<![가-힣])됐고"
+        r"(?:무시하고|무시해|잊어(?![가-힣])|잊어버려|대답하지\s?마|답하지\s?마|(?<![가-힣])됐고"
         r"|(?<![가-힣])됐어(?![요가-힣])|필요\s?없고)"
     ),
     "ar": (
@@ -247,10 +258,12 @@ _VERB_FIRST: Final = {
         r"|powt[óo]rz|wy[śs]wietl|zwr[óo][ćc]|podaj)(?:cie)?(?:\s+(?:tylko|po\s+prostu|jedynie"
         r"|zamiast\s+tego|dok[łl]adnie|zdanie|tekst|nast[ęe]puj[ąa]ce))*"
     ),
-    "tr": r"(?<!\w)(?:sadece|yaln[ıi]zca|[şs]unu)\s+(?:yaz|s[öo]yle|de|cevap\s+ver|yan[ıi]tla)",
+    "tr": r"(?<!\w)(?:sadece|yaln[ıi]zca|[şs]unu)\s+(?:yaz|s[öo]yle|cevap\s+ver|yan[ıi]tla)",
     "zh": (
-        r"(?:(?:只|仅|直接|就|只需|只要|改为|而是|请)+(?:输出|回复|回答|说|打印|写|写下|显示|重复|返回)"
-        r"|输出|打印)(?:一句话|这句话|以下内容|下面的话|下面这句话|一句|以下)?"
+        r"(?<!我)(?<!我们)(?<!我就)(?<!我们就)(?:(?:只|仅|直接|就|只需|只要|改为|而是|请)+(?:输出|回复|回答|说"
+        r"|打印|写|写下"
+        r"|显示|重复|返回)"
+        r"|(?<!我)输出|(?<!我)打印)(?:一句话|这句话|以下内容|下面的话|下面这句话|一句|以下)?"
     ),
     "ar": r"(?<!\w)(?:فقط\s+)?(?:اكتب|قل|أجب|اجب|اطبع|كرر|أعد|رد)(?:\s+فقط)?(?!\w)",
     "hi": r"(?:सिर्फ|केवल|बस)\s+(?:यह\s+|ये\s+)?(?:लिखो|लिखें|लिखिए|बोलो|कहो|कहें)",
@@ -259,16 +272,16 @@ _VERB_FIRST: Final = {
 
 _VERB_LAST: Final = {
     "tr": (
-        r"\s*(?:diye\s+)?(?:yaz|s[öo]yle|de|cevap\s+ver|yan[ıi]t\s+ver|yan[ıi]tla|tekrarla)"
+        r"\s*(?:diye\s+)?(?:yaz|s[öo]yle|cevap\s+ver|yan[ıi]t\s+ver|yan[ıi]tla|tekrarla)"
         r"(?!\w)"
     ),
     "ja": (
         r"\s*(?:と|って)(?:だけ)?\s*(?:(?:出力|返信|返答|回答|表示|入力)(?:して|しろ|せよ)|言って"
-        r"|書いて|答えて|繰り返して)(?!い|しま|た|あ)"
+        r"|書いて|答えて|繰り返して)(?!い|しま|た|あ|お)"
     ),
     "ko": (
         r"\s*(?:라고|이라고)(?:만)?\s*(?:(?:출력|답|말|대답|응답|입력)\s?해(?:\s?줘|\s?주세요|라|요)?"
-        r"|써(?!\s*있)|적어(?!\s*있))"
+        r"|써|적어)(?![가-힣]|\s*있)"
     ),
     "hi": (
         r"\s*(?:ही\s+)?(?:लिखो|लिखें|लिखिए|लिख\s+दो|बोलो|बोलें|कहो|कहें|आउटपुट\s+करो|प्रिंट\s+करो"
@@ -301,6 +314,7 @@ HIJACK_CUES: Final = dict(_TAKE_BACK)
 check's prefilter pass reads them, and :func:`hijacked` is given the languages that may)."""
 _TAKEN_BACK: Final = {code: re.compile(expr, re.DOTALL) for code, expr in _TAKE_BACK.items()}
 _DONT: Final = re.compile(r"don'?t|do\s+not")
+"""A taking back that is a negated order, read only where it opens a clause (:data:`_OPENS`)."""
 
 _CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
@@ -327,12 +341,15 @@ def hijacked(
         for back in itertools.islice(_TAKEN_BACK[code].finditer(folded), READ_MAX):
             at = back.start()
             before = folded[max(0, at - 40) : at]
-            if _NEGATED.search(before) is not None:
+            if _NEGATED.search(before) is not None or _REPORTED.search(before) is not None:
+                continue
+            if code == "ar" and _AR_OPENS.search(before) is None:
                 continue
             if _DONT.match(folded, at) is not None and _OPENS.search(before) is None:
                 continue
-            start = max(max(0, at - 200), *(folded.rfind(mark, 0, at) + 1 for mark in _MARKS))
-            if _CONDITION.search(folded, start, at):
+            lead = max(0, at - _CONDITION_REACH)
+            start = max(lead, *(folded.rfind(mark, lead, at) + 1 for mark in _MARKS))
+            if _CONDITION.search(folded, start, min(len(folded), back.end() + _AFTER_BACK)):
                 continue
             for form in _FORMS[code]:
                 found = form.match(folded, back.end())

@@ -360,7 +360,7 @@ _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
         "extraction",
         "prompt_extraction",
         True,
-        r"(?<!never )(?<!not )(?<!n't )\b(?:repeat|print|reveal|show|output|display|tell me|write out|spell check|leak|dump|recite) (?:me )?(?:all |back |out |verbatim )?(?:of )?(?:your|the|everything in your) (?:(?:(?:full|entire|exact|original|initial|hidden|secret|previous|prior|first|above|system|developer) )+(?:system prompt|prompt|instructions|directives|rules|configuration|message|words|text)(?!\s+(?:on|for|about|regarding)\s+(?!me\b|us\b))|(?:system prompt|prompt|instructions|directives|words|text) (?:above|before|you were given|you received|verbatim))\b",
+        r"(?<!never )(?<!not )(?<!n't )\b(?:repeat|print|reveal|show|output|display|tell me|write out|spell check|leak|dump|recite) (?:me )?(?:all |back |out |verbatim )?(?:of )?(?:your|the|everything in your) (?:(?<=your )(?:(?:full|entire|exact|original|initial|hidden|secret|previous|prior|first|above|system|developer) )+(?:system prompt|prompt|instructions|directives|rules|configuration|message|words|text)(?!\s+(?:on|for|about|regarding)\s+(?!me\b|us\b))|(?<!your )(?:(?:full|entire|exact|original|initial|hidden|secret|previous|prior|first|above|system|developer) )*(?:system|developer|hidden|secret|initial) (?:(?:full|entire|exact|original|initial|hidden|secret|previous|prior|first|above|system|developer) )*(?:prompt|instructions|directives|rules|configuration|message)(?!\s+(?:on|for|about|regarding)\s+(?!me\b|us\b))|(?:system prompt|prompt|instructions|directives|words|text) (?:above|before|you were given|you received|verbatim))\b",
     ),
     (
         "extraction_q",
@@ -484,13 +484,13 @@ _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
         "your_prompt",
         "prompt_extraction",
         True,
-        r"(?<!never )(?<!not )(?<!n't )\b(?:paste|share|give|show|print|list|output|reveal|tell|repeat|write|put|dump|send|copy|display|provide|quote|recite|leak|expose|translate|summari[sz]e|encode|reproduce|export)\b(?:(?!never |not |n't )[^.?!\n]){0,60}\byour (?:own )?(?:(?:full|entire|exact|complete|original|initial|hidden|secret|internal|underlying) )*(?:system prompt|system message|pre-?prompt|initial prompt|hidden prompt|system instructions|(?:hidden|secret|internal|underlying|operator'?s?|developer'?s?) (?:instructions|rules|prompt|configuration|directives|guidelines)|set of (?:instructions|rules)(?= (?:in|inside|as|into|verbatim|word for word|exactly)\b|\s*[.,;:!]|\s*$))\b(?!\s+(?:on|for|about|regarding)\s+(?!me\b|us\b))|\bwhat(?: is| are| was| were|'s|s)\b(?! (?:the )?(?:best|ideal|right|good|recommended|optimal|typical|usual|max\w*|min\w*|average)\b)[^.?!\n]{0,40}\byour (?:own )?(?:(?:full|entire|exact|complete|original|initial|hidden|secret|internal|underlying) )*(?:system prompt|system message|pre-?prompt|initial prompt|hidden prompt|system instructions)\b|\bverbatim from your (?:system )?(?:prompt|instructions)\b",
+        r"(?<!never )(?<!not )(?<!n't )\b(?:paste|share|give|show|print|list|output|reveal|tell|repeat|write|put|dump|send|copy|display|provide|quote|recite|leak|expose|translate|summari[sz]e|encode|reproduce|export)\b(?:(?!never |not |n't )[^.?!\n]){0,60}\byour (?:own )?(?:(?:full|entire|exact|complete|original|initial|hidden|secret|internal|underlying) )*(?:system prompt|system message|pre-?prompt|initial prompt|hidden prompt|system instructions|(?:hidden|secret|underlying) (?:instructions|rules|prompt|configuration|directives|guidelines)|(?:operator'?s?|developer'?s?) (?:instructions|prompt)|set of instructions(?= (?:in|inside|as|into|verbatim|word for word|exactly)\b|\s*[.,;:!]|\s*$))\b(?!\s+(?:on|for|about|regarding)\s+(?!me\b|us\b))|\bwhat(?: is| are| was| were|'s|s)\b(?! (?:the )?(?:best|ideal|right|good|recommended|optimal|typical|usual|max\w*|min\w*|average)\b)[^.?!\n]{0,40}\byour (?:own )?(?:(?:full|entire|exact|complete|original|initial|hidden|secret|internal|underlying) )*(?:system prompt|system message|pre-?prompt|initial prompt|hidden prompt|system instructions)\b(?!\s+(?:for|when|in|supposed|should|would|must|needs?)\b)|\bverbatim from your (?:system )?(?:prompt|instructions)\b",
     ),
     (
         "before_chat",
         "prompt_extraction",
         True,
-        r"\b(?:repeat|print|show|output|quote|copy|summari[sz]e|translate|paste|reveal|list|write out|tell me|give me|what (?:is|was|were)|what's)\b[^.?!\n]{0,60}\b(?:text|messages?|instructions|prompt|words|everything|anything)\b(?!\s+of\b)[^.?!\n]{0,50}\bbefore (?:my (?:first|1st) (?:message|question)|(?:this|our|the) (?:conversation|chat)\b(?!\s+(?:was|got|ended|went)\b)|i (?:arrived|joined|started (?:typing|writing|chatting)|said anything|wrote anything) (?:in |to )?(?:this|the|our) (?:chat|conversation)\b|we started (?:chatting|talking|this (?:chat|conversation)))",
+        r"\b(?:repeat|print|show|output|quote|copy|summari[sz]e|translate|paste|reveal|list|write out|tell me|give me|what (?:is|was|were)|what's)\b[^.?!\n]{0,60}\b(?:text|messages?|instructions|prompt|words|everything|anything)\b(?!\s+of\b)(?!\s+(?:i|we|i've|i'd)\b)[^.?!\n]{0,50}\bbefore (?:my (?:first|1st) (?:message|question)|(?:this|our|the) (?:conversation|chat)\b(?!\s+(?:was|got|ended|went)\b)|i (?:arrived|joined|started (?:typing|writing|chatting)|said anything|wrote anything) (?:in |to )?(?:this|the|our) (?:chat|conversation)\b|we started (?:chatting|talking|this (?:chat|conversation)))",
     ),
     (
         "written_for_you",
@@ -502,19 +502,19 @@ _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
         "parts_of_prompt",
         "prompt_extraction",
         True,
-        r"\b(?:first|last|next|second|opening|final) (?:word|words|line|lines|sentence|sentences|paragraph|letter|letters|character|characters) of your (?:system prompt|system message|prompt|(?:system|initial|original|hidden|secret) (?:instructions|rules|guidelines))\b|\b(?:start|begin|open) (?:your |the )?(?:reply|response|answer|output) with\s*:?\s*[\"']\s*my (?:(?:system|initial|original|hidden|secret) )?(?:prompt|instructions|rules|guidelines|system message) (?:is|are|says?|read|reads?)\b",
+        r"\b(?:first|last|next|second|opening|final) (?:word|words|line|lines|sentence|sentences|paragraph|letter|letters|character|characters) of your (?:system prompt|system message|prompt|(?:system|initial|original|hidden|secret) (?:instructions|rules|guidelines))\b(?!\s+(?:for|when|in|supposed|should|would|must|needs?)\b)|\b(?:start|begin|open) (?:your |the )?(?:reply|response|answer|output) with\s*:?\s*[\"']\s*my (?:(?:system|initial|original|hidden|secret) )?(?:prompt|instructions|rules|guidelines|system message) (?:is|are|says?|read|reads?)\b",
     ),
     (
         "allowed_to_drop",
         "instruction_override",
         True,
-        r"\b(?:authori[sz](?:e|es|ed|ing)(?:\s+you)?|(?:giv(?:e|ing)|grant(?:ing)?) you (?:full |my )?permission|you (?:now )?have (?:full |my )?permission)\s+to\s+(?:ignore|bypass|disregard|drop|break|override|forget|turn off|disable|skip|suspend)\s+(?:the|your|all|any|these|those)\s+(?:[\w-]+\s+){0,3}?(?:rules|guidelines|instructions|restrictions|polic(?:y|ies)|filters|guardrails)\b(?!\s+(?:of|for|on|in|about)\b)",
+        r"\bauthori[sz](?:e|es|ed|ing)(?:\s+you)?\s+to\s+(?:ignore|bypass|disregard|drop|break|override|forget|turn off|disable|skip|suspend)\s+(?:the|your|all|any|these|those)\s+(?:[\w-]+\s+){0,3}?(?:rules|guidelines|instructions|restrictions|polic(?:y|ies)|filters|guardrails)\b(?!\s+(?:of|for|on|in|about)\b)",
     ),
     (
         "mode_free",
         "persona",
         True,
-        r"\byou(?:'re| are) (?:now )?in (?:sandbox|developer|debug|god|unrestricted|admin|test|maintenance) mode\b[^.!?\n]{0,30}[.,;:!\s]+[^.!?\n]{0,80}\b(?:speak freely|say anything|answer anything|without (?:any |the )?(?:[\w-]+'s )?(?:rules|restrictions|filters|guidelines)|no (?:rules|restrictions|filters|guidelines) apply|(?:rules|restrictions|filters|guidelines) (?:don't|do not|no longer) apply)\b|\b(?:new rule|from now on|starting now|as of now)\s*[:,]?\s*you (?:now )?(?:have|follow) no (?:more )?(?:rules|restrictions|limits|filters|guidelines)\b|\b(?:switch|put|enter|go|turn|activate|enable|you(?:'re| are) (?:now )?in)\b[^.!?\n]{0,30}\b(?:unfiltered|uncensored|unrestricted|no[- ]filters?|no[- ]rules?) mode\b",
+        r"\byou(?:'re| are) (?:now )?in (?:sandbox|developer|debug|god|unrestricted|admin|test|maintenance) mode\b[^.!?\n]{0,30}[.,;:!\s]+[^.!?\n]{0,80}\b(?:speak freely|say anything|answer anything|without (?:any |the )?(?:[\w-]+'s )?(?:rules|restrictions|filters|guidelines)|no (?:rules|restrictions|filters|guidelines) apply|(?:rules|restrictions|filters|guidelines) (?:don't|do not|no longer) apply)\b|\b(?:new rule|from now on|starting now|as of now)\s*[:,]?\s*you (?:now )?(?:have|follow) no (?:more )?(?:rules|restrictions|filters|guidelines)\b(?!\s+(?:on|for|of)\b)|\b(?:switch|put|turn)\s+you(?:rself)?\s+(?:into|to|in)\b[^.!?\n]{0,20}?\b(?:unfiltered|uncensored|unrestricted|no[- ]filters?|no[- ]rules?) mode\b|\byou(?:'re| are) (?:now )?in\s+(?:an?\s+)?(?:unfiltered|uncensored|unrestricted|no[- ]filters?|no[- ]rules?) mode\b",
     ),
     (
         "ml_your_prompt",
@@ -532,13 +532,13 @@ _PATTERNS: tuple[tuple[str, str, bool, str], ...] = (
         "switch_off",
         "instruction_override",
         True,
-        r"\b(?:turn off|switch off|shut off|disable|deactivate|suspend|pause|lift|remove|get rid of|bypass|drop|ignore|forget|disregard|override|stop following|set aside|put aside)\s+(?:all\s+(?:of\s+)?)?(?:(?:(?:your\s+(?:own\s+)?|the\s+(?=(?:operator|system|developer|company)(?:'s)?\s)|the\s+(?:[\w-]+\s+){0,2}?(?:company|operator|developer|business|platform|bank|shop|store|app)'s\s+)(?:[\w-]+'s\s+|[\w-]+\s+){0,2}?(?:(?:content|safety|moderation|ethical|ethics|nsfw|profanity|censorship|operator'?s?|company'?s?|developer'?s?|system|built-in|internal|chat|own)\s+(?:filters?|rules)|restrictions|guidelines|guardrails|polic(?:y|ies)|safety\s+(?:settings|features|mode|checks)|censorship|limitations|programming|instructions)\b(?!\s+(?:on|for|of|about|regarding|around|with|in)\s+(?:my|our|(?:the|this|that|these)\s+(?:account|card|order|item|product|page|site|app|faq)s?|refunds?|returns?|orders?|accounts?|cards?|payments?|shipping|deliver(?:y|ies)|outlook|gmail)\b))|whatever\s+(?:\w+\s+)?(?:rules|instructions|guidelines|restrictions)\s+[^.?!\n]{0,30}\b(?:gave|given|told|set for|wrote for)\s+you\b|(?:the|all the|any)\s+(?:rules|restrictions|instructions|guidelines|filters|limits|polic(?:y|ies))\s+(?:that\s+)?(?:the\s+\w+|your\s+\w+|they|someone)\s+(?:put on|gave|set for|placed on|imposed on)\s+you\b)",
+        r"\b(?:turn off|switch off|shut off|disable|deactivate|suspend|pause|lift|remove|get rid of|bypass|drop|ignore|forget|disregard|override|stop following|set aside|put aside)\s+(?:all\s+(?:of\s+)?)?(?:(?:(?:your\s+(?:own\s+)?|the\s+(?=(?:operator|system|developer|company)(?:'s)?\s)|the\s+(?:[\w-]+\s+){0,2}?(?:company|operator|developer|business|platform|bank|shop|store|app)'s\s+)(?:[\w-]+'s\s+|[\w-]+\s+){0,2}?(?:(?:content|safety|moderation|ethical|ethics|nsfw|profanity|censorship|operator'?s?|company'?s?|developer'?s?|system|built-in|internal|chat|own|original|initial|hidden)\s+(?:filters?|rules|instructions)|restrictions|guidelines|guardrails|polic(?:y|ies)|safety\s+(?:settings|features|mode|checks)|censorship|limitations|programming)\b(?!\s+(?:on|for|of|about|regarding|around|with|in|from|to)\s+(?!me\b|us\b|now\b|this\s+(?:chat|conversation|session)\b|the\s+(?:rest|next|remainder|time\s+being|moment)\b))(?!\s+(?:i|we)\b))|whatever\s+(?:\w+\s+)?(?:rules|instructions|guidelines|restrictions)\s+[^.?!\n]{0,30}\b(?:gave|given|told|set for|wrote for)\s+you\b|(?:the|all the|any)\s+(?:rules|restrictions|instructions|guidelines|filters|limits|polic(?:y|ies))\s+(?:that\s+)?(?:the\s+\w+|your\s+\w+|they|someone)\s+(?:put on|gave|set for|placed on|imposed on)\s+you\b)",
     ),
     (
         "fake_admin",
         "instruction_override",
         True,
-        r"\[\s*(?:admin|system|developer|dev|root|sudo|operator)\s+(?:override|mode)\]|\b(?:god|dan|jailbreak)_?mode ?[=:]\s*(?:true|on|1|enabled)\b|\b(?:developer|admin)_?mode ?[=:]\s*(?:true|on|1|enabled)\b[^\n]{0,80}?\b(?:restrictions|safety|censorship|guardrails)\s*[=:]\s*(?:none|off|false|0|disabled)\b|(?:^|\n)\s*(?:system|developer|operator)\s*:\s*[^\n]{0,150}?(?:\b(?:restrictions?|filters?|polic(?:y|ies)|rules|instructions|guidelines|safety)\b[^\n]{0,40}?\b(?:revoked|disabled|lifted|suspended|removed|no longer appl(?:y|ies))\b|\bwithout (?:any )?restrictions?\b(?!\s+on\b)|\bunrestricted\b)",
+        r"\[\s*(?:admin|system|developer|dev|root|sudo|operator)\s+(?:override|mode)\]|\b(?:dan|jailbreak)_?mode ?[=:]\s*(?:true|on|1|enabled)\b|\b(?:developer|admin)_?mode ?[=:]\s*(?:true|on|1|enabled)\b[^\n]{0,80}?\b(?:restrictions|safety|censorship|guardrails)\s*[=:]\s*(?:none|off|false|0|disabled)\b|(?:^|\n)\s*system\s*:\s*[^\n]{0,150}?(?:\b(?:all|your|the\s+assistant'?s?|previous|prior|earlier|safety|content|ethical)\s+(?:\w+\s+)?(?:restrictions?|filters?|polic(?:y|ies)|rules|instructions|guidelines)\b[^\n]{0,40}?\b(?:revoked|disabled|lifted|suspended|removed|no longer appl(?:y|ies))\b|\b(?:answer|respond|reply)\w*\s+(?:\w+\s+){0,3}?without (?:any )?restrictions?\b(?!\s+on\b)|\bunrestricted\s+(?:mode|access|answers|responses)\b)",
     ),
 )
 
@@ -827,21 +827,14 @@ _TRIGGERS: dict[str, tuple[int, int, tuple[str, ...]]] = {
             *(" of your secret", "reply with", "response with", "answer with", "output with"),
         ),
     ),
-    "allowed_to_drop": (
-        40,
-        160,
-        (
-            *("authori", "permission", "rule", "instruction", "restriction", "policy"),
-            "guideline",
-        ),
-    ),
+    "allowed_to_drop": (40, 160, ("authori", "permission")),
     "mode_free": (
-        60,
+        80,
         160,
         (" mode", "new rule", "from now on", "starting now", "as of now"),
     ),
     "ml_your_prompt": (120, 100, ML_PROMPT_WORDS),
-    "ml_unbound": (160, 60, ML_RULES_WORDS),
+    "ml_unbound": (200, 60, ML_RULES_WORDS),
     "switch_off": (
         20,
         160,
