@@ -1,6 +1,9 @@
 """Tests of the orders ``attack_attempt`` reads in a prompt that no template holds: goal
-hijacking in fourteen languages (:mod:`sidecar.checks.attack_hijack`), and in English the
-assistant's rules turned off, its setup asked for, and an administrator's voice faked."""
+hijacking in fourteen languages (:mod:`sidecar.checks.attack_hijack`); the system prompt asked
+for and the assistant made an AI without rules in thirteen (:mod:`sidecar.checks.attack_setup`);
+in English the assistant's rules turned off, its setup asked for, leave given to drop them and
+an administrator's voice faked. Each with its near misses, among them those two reviewers who
+had read the forms wrote to trip them."""
 
 from __future__ import annotations
 
