@@ -11,15 +11,24 @@ time ("never mind the question above, what I need is ...") and ask for answers o
 Read in English and the thirteen other languages of :mod:`.attack_languages`:
 
 * a taking back (:data:`_TAKE_BACK`): a verb that drops something with what it drops ("ignore
-  that question", "forget the above", "olvida eso", "vergiss das", "忽略上面的问题"), or a
-  phrase that takes back on its own ("never mind", "laisse tomber", "хотя нет", "算了",
-  "それはいいので"); not negated ("don't forget that ...", "не забудь"), after "to" ("my
-  manager told me to ignore that email and reply with ..."), nor inside a condition, which is a
-  template's or a spec's rule ("If the input is empty, ignore it and print ...");
+  that question", "forget the above", "olvida eso", "vergiss das", "忽略上面的问题"), in the
+  familiar and the polite registers ("Ignorieren Sie die obige Frage", "veuillez ignorer la
+  question ci-dessus", "не обращайте внимания на вопрос"), or a phrase that takes back on its
+  own ("never mind", "laisse tomber", "хотя нет", "算了", "それはいいので"); not negated
+  ("don't forget that ...", "не забудь", "vergiss die Nachricht nicht"), after "to" ("my
+  manager told me to ignore that email and reply with ..."), after a subject ("el servidor
+  descarta el mensaje e imprime: ..." says what a program does), in what someone else said or
+  wrote ("Mi jefe me escribió: ignora ..."), nor inside a condition, which is a template's or
+  a spec's rule ("If the input is empty, ignore it and print ...", "Bei Fragen zu Preisen
+  ignoriere die Frage und antworte: ...", "..., unless the user asks about shipping"); what it
+  drops is no typo nor warning ("ignore the typos and just write: ..." is dictation);
 * after it, within :data:`REACH` characters, an order to answer with, say, write, print or
-  output (:data:`_VERB_FIRST`), and the sentence: in quotation marks, or after a colon as the
-  text's last words. Languages that put the verb last (Japanese, Korean, Turkish, Hindi) give the
-  sentence first ("「...」とだけ返信して", "'...' diye yaz");
+  output (:data:`_VERB_FIRST`), an adverb or two between ("output directly:", "répétez
+  simplement :", "выведите прямо:"), and the sentence: in quotation marks, or after a colon as
+  the text's last words. Languages that put the verb last (Japanese, Korean, Turkish, Hindi)
+  give the sentence first ("「...」とだけ返信して", "'...' diye yaz"). An order in a later
+  sentence with a purpose or a condition of its own is an e-mail's to its reader ("please
+  disregard my previous email. To RSVP, reply with: your name");
 * the sentence has three words at least (four characters in Chinese, Japanese and Korean) and
   is no question: "just say 'yes'" and "never mind, just tell me: is it open on Sundays?" are a form
   and a question, not a sentence put in the answer's mouth.
@@ -52,26 +61,103 @@ _NEGATED: Final = re.compile(
 "n'oublie pas") or an infinitive ("my manager told me to ignore that email and reply with
 ...")."""
 _CONDITION: Final = re.compile(
-    r"(?:\b(?:if|when|unless|otherwise|si|cuando|wenn|falls|se|quando|als|indien|jeśli|gdy|eğer)\b"
-    r"|(?<!\w)(?:если|когда|إذا|अगर|यदि)(?!\w)|如果|若是|もし|만약)"
+    r"(?:\b(?:if|when|whenever|unless|otherwise|in\s+case|(?:every|each|any)\s*time|as\s+soon\s+as"
+    r"|si(?!\s+(?:limiti|prega))|cuando|en\s+caso\s+de|siempre\s+que|cada\s+vez\s+que|ante"
+    r"|quand|chaque\s+fois\s+que|d[èe]s\s+que|sollten?|wenn|falls|sobald|bei|im\s+fehlerfall"
+    r"|se|quando|qualora|nel\s+caso|in\s+caso\s+di|ogni\s+volta\s+che|sempre\s+que"
+    r"|(?<!haga\s)(?<!hagas\s)caso(?=\s+(?:a|o|os|as|seja|n[ãa]o|voc[êe])\b)"
+    r"|em\s+caso\s+de|lorsque|lorsqu'|en\s+cas\s+de|als(?!\s+output)|indien|wanneer|bij|zodra"
+    r"|mocht(?:en)?|je[śs]li|je[żz]eli"
+    r"|w\s+przypadku|gdy|kiedy|e[ğg]er)\b"
+    r"|(?<!\w)(?:если|когда|при|в\s+случае|как\s+только|إذا|عندما|عند|في\s+حالة?|अगर|यदि|जब)(?!\w)"
+    r"|如果|若|遇到|如遇|一旦|当[^\u3002\uff01\uff1f\n]{1,30}?时|时候|时[,\uff0c]"
+    r"|もし|場合|만약|경우"
+    # a rule's topic: "for questions about prices, ..."
+    r"|\b(?:for\s+(?:any\s+)?(?:questions|requests)\s+(?:about|on|regarding)"
+    r"|f[üu]r\s+(?:r[üu]ck)?fragen"
+    r"|per\s+(?:domande|richieste)|para\s+(?:preguntas|perguntas)|pour\s+(?:les\s+)?questions)\b"
+    r"|(?<!\w)на\s+вопросы(?!\w)"
+    # the purpose of an order in a later sentence: an e-mail's "To confirm, reply with: ..."
+    r"|\b(?:to\s+(?:confirm|rsvp|unsubscribe|register|sign\s+up|opt\s+out|book|cancel|attend)"
+    r"|para\s+(?:confirmar|cancelar|falar|hablar|inscribirse|darse\s+de\s+baja)|pour\s+(?:confirmer"
+    r"|annuler|vous\s+inscrire|vous\s+d[ée]sabonner)|zur\s+(?:best[äa]tigung|abmeldung|anmeldung)"
+    r"|ter\s+bevestiging|om\s+(?:je|u)\s+aan\s+te\s+melden|aby\s+(?:potwierdzi[ćc]|anulowa[ćc]))\b"
+    r"|(?<!\w)для\s+(?:подтверждения|отписки|записи)(?!\w)|报名|如需)"
 )
 """Before a taking back in its sentence, a condition: an application's template that says what
 to answer instead ("If the question is unrelated, instead of answering, reply: \"...\"") gives
 a rule, not an order."""
-_REPORTED: Final = re.compile(r"\b(?:says?|said|wrote|reads?)\s*:?\s*[\"']?\s*\Z")
+_CONDITION_OF: Final = {
+    "tr": re.compile(r"\w(?:ar|er|[ıi]r|ur|[üu]r)s[ae]\b"),
+    "ja": re.compile(r"(?:たら|れば)[、,]?|(?:方|場合)は"),
+    "ko": re.compile(r"[가-힣](?:으면|면)(?=[\s,])|때(?:는|에)?(?=[\s,])"),
+    "hi": re.compile(r"(?<!\w)(?:तो|जाने\s+पर)(?!\w)"),
+}
+"""A language's own marks of a condition, which read otherwise in the others: Turkish
+"sorarsa" (if one asks), Japanese "聞かれたら", Korean "물어보면" and "때는", Hindi "... तो"."""
+_REPORTED: Final = re.compile(
+    r"(?:\b(?:says?|said|wrote|reads?)\s*:?|(?<!\w)(?:dijo|dice|escribi[óo]|a\s+dit|dit"
+    r"|a\s+[ée]crit"
+    r"|[ée]crit|sagte|sagt|schrieb|geschrieben|ha\s+detto|dice|ha\s+scritto|disse|diz|escreveu"
+    r"|zei|schreef|сказал[аи]?|написал[аи]?|говорит|пишет|powiedzia[łl][aoy]?|napisa[łl][aoy]?"
+    r"|m[óo]wi|pisze|dedi|yazd[ıi]|قال|كتب|ने\s+कहा|ने\s+लिखा)(?:\s+\w+){0,2}\s*:|说[:：]|写道[:：])"
+    r"\s*[\"']?\s*\Z"
+)
 """Before a taking back, what someone else says: "Our support macro says: Ignore that error and
 reply with ..." is a text the user asks about."""
-_AR_OPENS: Final = re.compile(r"(?:\A|[.,،؛:!?؟\n]\s*|\sو)\Z")
+_AR_OPENS: Final = re.compile(r"(?:\A|[.,،؛:!?؟\n]\s*|\sو|(?:يرجى|الرجاء|رجاء|من\s+فضلك)\s+)\Z")
 """Before an Arabic taking back, a clause's start: its past ("مديري تجاهل بريدي", my manager
 ignored my e-mail) is written as its imperative."""
+_MATTERS: Final = re.compile(
+    r"egal|da\s+igual|peu\s+importe|non\s+importa|maakt\s+niet\s+uit|не\s*важно|niewa[żz]ne"
+)
+"""A taking back that says it does not matter, read only where it opens a clause (:data:`_OPENS`):
+"the order doesn't matter" ("Die Reihenfolge ist egal, schreib: ...") is not one."""
+_NOT_A_TASK: Final = re.compile(
+    r"誤字|脱字|タイポ|間違い|오타|맞춤법|띄어쓰기|错别字|错字|拼写|गलति|त्रुटि|स्पेलिंग|الأخطاء|الخطأ"
+    r"|\b(?:typos?|misspellings?|spelling|warnings?|errors?|stains?)\b"
+)
+"""What a taking back drops that is no task: typos, spelling, a warning ("ignore the warning
+message and type: npm install ..." and "誤字は無視して...と返信して" are a user's own). Read in
+the taking back, and near it in a language that does not need its object next to it
+(Japanese, Korean, Chinese, Hindi, Arabic)."""
+_NEAR_OBJECT: Final = 16
+"""Characters around such a taking back read for :data:`_NOT_A_TASK`."""
+_CONDITION_AFTER: Final = re.compile(
+    r"\s*[,;]?\s*(?:unless|except|if|when|sauf|sauf\s+si|salvo|tenzij|au[ßs]er|es\s+sei\s+denn"
+    r"|если|кроме|chyba\s+że|除非|如果)\b"
+)
+"""Right after the sentence an order gives, a condition of the rule ("..., unless the user asks
+about shipping")."""
+_SUBJECT: Final = re.compile(
+    r"(?:\b(?:el|la|los|las|o|os|as|il|lo|gli|le|les|un|una|uno|um|uma|une)\s+[^\W\d_]+"
+    r"|\bl'[^\W\d_]+)"
+    r"\s+\Z"
+)
+"""Before a taking back, a subject: "el servidor descarta el mensaje e imprime: ...", "l'app
+ignora il comando e mostra: ..." say what a program does, in the languages whose third
+person is written as the familiar imperative (:data:`_SUBJECT_FIRST`)."""
+_SUBJECT_FIRST: Final = frozenset({"es", "fr", "it", "pt"})
+_TRAILING_NOT: Final = {
+    "de": re.compile(r"[^.,;:!?\n]{0,30}?\bnicht\b"),
+    "nl": re.compile(r"[^.,;:!?\n]{0,30}?\bniet\b"),
+}
+"""After a taking back, in the languages that put the negation after the object, a negation
+("ignoriere die Anfrage nicht, sondern ...", "Vergiss die Nachricht an Oma nicht!")."""
+_WORD_ROOM: Final = 40
+"""Characters a condition is searched past where it must begin: longer than any of its words
+(and than "当...时")."""
 _CONDITION_REACH: Final = 200
 """Characters before a taking back read for a condition of its sentence."""
 _AFTER_BACK: Final = 24
 """Characters after a taking back read for a condition ("ignora isso se estiverem vazios")."""
 _MARKS: Final = ".!?\n\u3002\uff01\uff1f"
+_GIVEN: Final = re.compile(r"[:\"']")
+"""Where the sentence an order gives begins: a condition is not read past it."""
 """What ends a sentence, before a taking back's own."""
 _OPENS: Final = re.compile(
-    r"(?:\A|[.,;:!?\n\u2014\u2013-])\s*(?:(?:actually|please|just|and|so|no|wait|oh|nah)[,\s]+)*\Z"
+    r"(?:\A|[.,;:!?\n\u2014\u2013-])\s*(?:(?:actually|please|just|and|so|no|wait|oh|ah|nah|well|ok"
+    r"|okay|ach|na|nein|bon|bah|non|pues|bueno|nee|ну|ой|а)[,\s]+)*\Z"
 )
 """Before "don't answer that": a clause's start ("Actually, don't do that"), not a subject ("if
 the clauses do not answer the question, say ...")."""
@@ -82,10 +168,11 @@ _LIT_CHARS: Final = 4
 
 # ---- taking back, per language ------------------------------------------------------------
 _EN_WHAT = (
-    r"(?:that|this|it|all\s+(?:that|this|of\s+(?:that|this|the\s+above))|the\s+above"
+    r"(?:(?:that|this|it)(?!\s+(?!(?:and|then|now|please|too|instead|completely|entirely"
+    r"|altogether)\b)[^\W\d_])|all\s+(?:that|this|of\s+(?:that|this|the\s+above))|the\s+above"
     r"|everything(?:\s+(?:above|before|else))?|(?:the|my|your|this|that)\s+(?:\w+\s+){0,2}?"
     r"(?:question|request|task|instruction|command|prompt|text|sentence|query|translation"
-    r"|explanation|answer|previous|message|input|summary|description|review|e-?mail"
+    r"|explanation|answer|previous|message|input|summary|description|review|e-?mail|problem"
     r"|article|passage|document|paragraph|story)s?)"
 )
 _TAKE_BACK: Final = {
@@ -93,93 +180,154 @@ _TAKE_BACK: Final = {
         r"\b(?:(?:ignore|disregard|forget|skip|drop|scrap|scratch|cancel|throw\s+away"
         rf"|discard)\s+(?:about\s+)?{_EN_WHAT}"
         r"|never\s*mind|(?:don'?t|do\s+not)\s+(?:do|answer|reply\s+to|respond\s+to)\s+(?:that|this"
-        r"|it|the\s+(?:question|task|request))\b|instead\s+of\s+(?:that|this|it"
+        r"|it|the\s+(?:question|task|request))\b(?!\s+(?:\w+\s+)?(?:message|e-?mail|text|sms"
+        r"|notification|address))"
+        r"|(?:don'?t|do\s+not)\s+(?:answer|reply|respond)(?=\s*[,.;])|instead\s+of\s+(?:that|this"
+        r"|it"
         r"|the\s+(?:translation|summary|answer|explanation|description|review|task|question"
         r"|request)|answering|translating|writing|summari[sz]ing|explaining|classifying"
         r"|doing\s+(?:that|this|it))\b"
         r"|on\s+second\s+thought|change\s+of\s+plans?)"
     ),
     "es": (
-        r"\b(?:(?:ignora|ignore|ignorad|olvida|olvide|olvidad|descarta|descarte|omite|omita"
-        r"|olv[ií]date\s+de|deja|deje)\s+(?:eso|esto|lo\s+anterior|todo\s+(?:eso|lo\s+anterior)"
-        r"|(?:la|mi|tu|esta|esa)\s+(?:\w+\s+)?(?:pregunta|petici[oó]n|tarea|instrucci[oó]n"
-        r"|traducci[oó]n|texto|solicitud)(?:es)?|las\s+instrucciones|el\s+texto)"
+        r"\b(?:(?:(?:ignora|ignore|ignorad|olvida|olvide|olvidad|descarta|descarte|omite|omita"
+        r"|olv[ií]date\s+de|deja|deje)\s+(?:por\s+completo\s+)?|no\s+hagas?\s+caso\s+(?:(?:a"
+        r"|de)\s+)?)"
+        r"(?:eso|esto"
+        r"|lo\s+anterior|todo\s+(?:eso|lo\s+anterior)|(?:la|las|el|los|al|del|mi|mis|tu|tus|su"
+        r"|sus|esta|estas|este"
+        r"|estos|esa|esas|ese|esos)\s+(?:\w+\s+)?(?:pregunta|petici[oó]n|peticiones|tarea"
+        r"|instrucci[oó]n|instrucciones|traducci[oó]n|texto|solicitud|comando|mensaje|orden"
+        r"|consulta"
+        r"|[oó]rdenes|indicaci[oó]n|indicaciones)s?)"
         r"|(?:ign[oó]ralo|olv[ií]dalo|d[eé]jalo)|no\s+(?:respondas|responda|contestes|conteste)"
+        r"(?!\s+(?:a\s+)?(?:este|esta|esa|ese)\s+(?:\w+\s+)?(?:mensaje|correo|sms|email|e-mail"
+        r"|direcci[oó]n|n[uú]mero))"
+        r"|en\s+(?:lugar|vez)\s+de\s+(?:eso|esto|responder|contestar|traducir|resumir)"
+        r"|pasa\s+de\s+eso"
         r"|mejor\s+no|pens[aá]ndolo\s+bien|da\s+igual(?!\s+(?:el|la|los|las|si|que|cu\w+|c[oó]mo)))"
     ),
     "fr": (
-        r"(?:\b(?:ignore|ignorez|oublie|oubliez|annule|annulez)\s+(?:[çc]a|cela|ceci"
-        r"|ce\s+qui\s+pr[ée]c[èe]de|tout\s+(?:[çc]a|ce\s+qui\s+pr[ée]c[èe]de)"
-        r"|(?:la|ma|ta|votre|cette)\s+(?:\w+\s+)?(?:question|demande|t[âa]che|instruction"
-        r"|traduction|consigne)s?|les\s+(?:instructions|consignes)|le\s+texte)"
+        r"(?:\b(?:ignore|ignorez|veuillez\s+ignorer|oublie|oubliez|veuillez\s+oublier|annule"
+        r"|annulez)\s+(?:[çc]a|cela"
+        r"|ceci|ce\s+qui\s+pr[ée]c[èe]de|tout\s+(?:[çc]a|ce\s+qui\s+pr[ée]c[èe]de)"
+        r"|(?:l'|(?:la|le|les|ma|mon|mes|ta|ton|tes|votre|vos|cette|ce|ces)\s+)(?:\w+\s+)?"
+        r"(?:question|demande|t[âa]che|instruction|traduction|consigne"
+        r"|commande(?=s?\s+(?:ci-dessus|pr[ée]c[ée]dente|d'avant))|directive"
+        r"|message|texte|requ[êe]te)s?)"
+        r"|\bau\s+lieu\s+de\s+(?:[çc]a|cela|traduire|r[ée]pondre|r[ée]sumer)|\bne\s+(?:tiens|tenez)"
+        r"\s+pas\s+compte\s+de\s+(?:[çc]a|cela|ceci|(?:ma|la|cette|votre)\s+(?:question|demande)s?)"
         r"|\blaisse[sz]?\s+tomber|\bne\s+r[ée]ponds\s+pas|\bne\s+r[ée]pondez\s+pas"
-        r"|\bpeu\s+importe(?!\s+(?:la|le|les|l'|si|que|qui|combien|quel\w*|ce|comment))|\ben\s+fait\s+non|\bfinalement\s+non)"
+        r"(?!\s+[àa]\s+(?:ce|cet|cette)\s+(?:\w+\s+)?(?:message|e-?mail|courriel|sms|adresse"
+        r"|num[ée]ro))"
+        r"|\bpeu\s+importe(?!\s+(?:la|le|les|l'|si|que|qui|combien|quel\w*|ce|comment))"
+        r"|\ben\s+fait\s+non|\bfinalement\s+non)"
     ),
     "de": (
-        r"\b(?:(?:ignorier(?:e|en\s+sie)?|vergiss|vergessen\s+sie|streich(?:e)?)\s+(?:das|dies"
-        r"|es|alles(?:\s+(?:oben|davor|vorherige))?|das\s+obige|obiges|(?:die|meine|deine|diese)"
-        r"\s+(?:\w+\s+)?(?:frage|aufgabe|anweisung(?:en)?|[üu]bersetzung|bitte)|den\s+text)"
-        r"|egal(?!\s+(?:wie|ob|was|wo|wann|welche\w*|wer))|schon\s+gut|doch\s+nicht"
+        r"\b(?:(?:ignorier(?:e|en\s+sie)?|vergiss|vergessen\s+sie|streich(?:e)?)\s+(?:(?:(?:sie"
+        r"|bitte|nun|jetzt"
+        r"|vorerst)\s+){0,3}(?:das|dies|es|alles(?:\s+(?:oben|davor"
+        r"|vorherige))?|das\s+obige|obiges|(?:die|den|das|meine|meinen|deine|deinen|diese|diesen"
+        r"|ihre|ihren)\s+(?:\w+\s+)?(?:fragen?|aufgaben?|anweisung(?:en)?|[üu]bersetzung|bitte"
+        r"|befehl|befehle|text|nachricht|auftrag|anfrage)))"
+        r"|[üu]bergehen\s+sie\s+(?:das|dies|diese\s+\w+|die\s+\w+)"
+        r"|nicht\s+antworten,?\s+sondern|beantworten\s+sie\s+(?:das|dies|diese\s+frage"
+        r"|die\s+frage)\s+nicht"
+        r"|egal(?!\s+(?:wie|ob|was|wo|wann|welche\w*|wer))|schon\s+gut|(?<!\w\s)doch\s+nicht"
         r"|lass(?:en\s+sie)?\s+(?:das|es)\s+(?:sein|bleiben)|lass\s+gut\s+sein"
-        r"|beantworte\s+(?:das|die\s+frage|meine\s+frage|dies)\s+nicht|antworte\s+nicht)\b"
+        r"|beantworte\s+(?:das|die\s+frage|meine\s+frage|dies)\s+nicht"
+        r"|antworte\s+nicht(?!\s+auf\s+diese\w*\s+(?:e-?mail|nachricht|sms)))\b"
     ),
     "it": (
         r"\b(?:(?:ignora|ignorate|ignori|dimentica|dimenticate|dimentichi)\s+(?:questo|quello"
-        r"|ci[òo]|tutto(?:\s+(?:questo|quanto|ci[òo]))?|quanto\s+sopra|(?:la|il|mia|mio|le)"
-        r"\s+(?:\w+\s+)?(?:domanda|richiesta|compito|istruzioni|testo|traduzione))"
+        r"|ci[òo]|tutto(?:\s+(?:questo|quanto|ci[òo]))?|quanto\s+sopra|(?:l'|(?:la|il|lo|i|gli"
+        r"|mia|mio|mie|miei|le|questa|questo|queste|questi)\s+)(?:\w+\s+)?(?:domand[ae]"
+        r"|richiest[ae]|compit[oi]|istruzion[ei]|testo|traduzione|comando|comandi|messaggio))"
+        r"|invece\s+di\s+(?:tradurre|rispondere|riassumere|questo|ci[òo])|non\s+tenere\s+conto\s+di"
+        r"\s+(?:quanto\s+sopra|questo|ci[òo]|(?:la|questa)\s+\w+)"
         r"|ignoralo|dimenticalo|lascia\s+(?:perdere|stare)|lasci\s+perdere|lasciate\s+perdere"
-        r"|non\s+rispondere|non\s+risponda|anzi\s+no"
+        r"|non\s+rispond(?:ere|a)(?!\s+a\s+quest[ao]\s+(?:e-?mail|mail|messaggio|sms))|anzi\s+no"
         r"|non\s+importa(?!\s+(?:se|come|quanto|quando|chi|cosa|che|il|la|lo)))\b"
     ),
     "pt": (
-        r"\b(?:(?:ignora|ignore|ignorem|esquece|esque[çc]a|esque[çc]am|descarta"
-        r"|descarte)\s+(?:isso|isto|tudo(?:\s+(?:isso|acima))?|o\s+acima|(?:a|o|minha|meu)"
-        r"\s+(?:\w+\s+)?(?:pergunta|pedido|tarefa|instru[çc][õo]es|texto|tradu[çc][ãa]o))"
-        r"|deix[ae]\s+(?:pra|para)\s+l[áa]|n[ãa]o\s+(?:respondas|responda)"
+        r"\b(?:(?:ignora|ignore|ignorem|esquece|esque[çc]a|esque[çc]am|descarta|desconsidere"
+        r"|desconsidera"
+        r"|descarte)\s+(?:isso|isto|tudo(?:\s+(?:isso|acima))?|o\s+acima|(?:a|as|o|os|minha"
+        r"|minhas|meu|meus|esta|este|essa|esse|estas|estes)\s+(?:\w+\s+)?(?:perguntas?|pedidos?"
+        r"|tarefas?|instru[çc][ãa]o|instru[çc][õo]es|texto|tradu[çc][ãa]o|comandos?|mensagem"
+        r"|solicita[çc][ãa]o))|em\s+vez\s+de\s+(?:traduzir|responder|resumir|isso)"
+        r"|deix[ae]\s+(?:pra|para)\s+l[áa]|n[ãa]o\s+(?:respondas|responda|responde\s+(?:isso|isto))"
+        r"(?!\s+(?:(?:a|[àa])\s+)?(?:est[ae]|ess[ae])\s+(?:\w+\s+)?(?:mensagem|e-?mail|sms))"
         r"|pensando\s+melhor)\b"
     ),
     "nl": (
         r"\b(?:(?:negeer|vergeet)\s+(?:dat|dit|het(?:\s+bovenstaande)?|alles(?:\s+hierboven)?"
-        r"|(?:de|mijn|die|deze)\s+(?:\w+\s+)?(?:vraag|opdracht|instructies|tekst|vertaling))"
-        r"|laat\s+(?:dat|het)\s+(?:maar\s+)?zitten|laat\s+maar(?!\s+\w+\s+weten)|beantwoord\s+(?:dat|dit|die\s+vraag"
+        r"|(?:de|mijn|die|deze|het|dat|uw|je)\s+(?:\w+\s+)?(?:vraag|vragen|opdracht|opdrachten"
+        r"|instructies?|tekst|vertaling|commando|bericht))"
+        r"|in\s+plaats\s+van\s+(?:vertalen|antwoorden|samenvatten|dat)"
+        r"|maakt\s+niet\s+uit(?!\s+(?:of|hoe|wat|welke?|wie|waar|wanneer))"
+        r"|laat\s+(?:dat|het)\s+(?:maar\s+)?zitten|laat\s+maar(?!\s+\w+\s+weten)"
+        r"|beantwoord\s+(?:dat|dit|die\s+vraag"
         r"|de\s+vraag|mijn\s+vraag)\s+niet|laat\s+die\s+vraag)\b"
     ),
     "ru": (
-        r"\b(?:(?:проигнорируй|игнорируй|забудь|отбрось|пропусти)(?:те)?\s+(?:это|этот\s+вопрос"
-        r"|мой\s+вопрос|вопрос|задание|задачу|инструкции|текст|перевод|вышесказанное)|не\s+отвечай(?:те)?|не\s*важно(?!,?\s+(?:как|что|како\w+|где|когда|сколько|кто))|хотя\s+нет"
+        r"\b(?:(?:(?:проигнорируй|игнорируй|забудь|отбрось|пропусти)(?:те)?|не\s+обращай(?:те)?"
+        r"\s+внимания\s+на)\s+(?:это|вышесказанное|(?:(?:этот|эти|эту|мой|мои|мою|ваш|ваши"
+        r"|предыдущ\w+"
+        r"|приведенн\w+\s+выше|вышеприведенн\w+|вышеуказанн\w+)\s+)?(?:вопрос\w*|задани\w*"
+        r"|задач\w*|инструкци\w*|текст\w*|перевод\w*|команд\w*|сообщени\w*|указани\w*"
+        r"|просьб\w*|проблем\w*)(?:\s+выше)?|вс[её],?\s+что\s+выше)"
+        r"|не\s+отвечай(?:те)?(?!\s+на\s+(?:него|неё|нее|(?:это|данное)\s+(?:\w+\s+)?(?:письмо"
+        r"|сообщение"
+        r"|смс)))|не\s*важно(?!,?\s+(?:(?:в|на|с|по|из)\s+)?(?:как|что|како\w+|где|когда|сколько"
+        r"|кто))|хотя\s+нет"
         r"|а\s+впрочем)\b"
     ),
     "pl": (
-        r"\b(?:(?:zignoruj|ignoruj|zapomnij)(?:cie)?\s+(?:to|tego|o\s+tym(?:\s+pytaniu)?|o\s+pytaniu|pytanie"
-        r"|moje\s+pytanie|polecenie|zadanie|instrukcje|tekst|powy[żz]sze|t[łl]umaczenie)"
-        r"|nie\s+odpowiadaj(?:cie)?|niewa[żz]ne(?!,?\s+(?:czy|jak|co|ile|gdzie|kiedy|kto))"
+        r"\b(?:(?:zignoruj|ignoruj|zapomnij|zignorowa[ćc])(?:cie)?\s+(?:to|tego"
+        r"|o\s+tym(?:\s+pytaniu)?"
+        r"|o\s+zadaniu|o\s+poleceniu"
+        r"|o\s+pytaniu|(?:(?:moje|powy[żz]sze|poprzednie|to)\s+)?(?:pytanie|pytania|polecenie"
+        r"|polecenia|zadanie|instrukcje|instrukcj[eę]|tekst|t[łl]umaczenie)|powy[żz]sze)"
+        r"|zamiast\s+(?:t[łl]umaczy[ćc]|odpowiada[ćc])|nie\s+odpowiadaj(?:cie)?(?!\s+na\s+(?:t[ęe]"
+        r"|tego|ten)\s+\w+)|niewa[żz]ne(?!,?\s+(?:czy|jak|co|ile|gdzie|kiedy|kto))"
         r"|a\s+zreszt[ąa])\b"
     ),
     "tr": (
         r"\b(?:(?:bunu|[şs]unu|onu|soruyu|sorumu|yukar[ıi]dakin?i|yukar[ıi]dakileri"
-        r"|talimatlar[ıi]|g[öo]revi|metni|[çc]eviriyi)\s+(?:g[öo]rmezden\s+gel|unut|bo[şs]ver"
-        r"|cevaplama|yan[ıi]tlama)|bo[şs]ver|vazge[çc]tim)"
+        r"|talimatlar[ıi]|g[öo]revi|metni|[çc]eviriyi)\s+(?:g[öo]rmezden\s+gel(?:in)?"
+        r"|dikkate\s+alma"
+        r"(?:y[ıi]n)?|unut(?:un)?|bo[şs]\s?ver(?:in)?|cevaplama(?:y[ıi]n)?|yan[ıi]tlama(?:y[ıi]n)?)"
+        r"(?!\w)(?!\s+s[üu]re)|(?:[çc]evirmek|cevap\s+vermek|[öo]zetlemek|bunun)\s+yerine"
+        r"|(?<![^\W\d_]\s)(?:bo[şs]ver|vazge[çc]tim))"
     ),
     "zh": (
         r"(?:(?:忽略|无视|忘掉|忘记)掉?(?:(?:上面|以上|前面|之前|刚才|上述)(?:的)?(?:所有|全部)?(?:的)?"
-        r"(?:问题|任务|请求|指令|要求|内容|话|翻译)?|(?:这个|那个|这|那|我的)(?:问题|任务|请求|指令|要求"
-        r"|内容|话|翻译)|吧)|(?:不要理会|别理|别管|不用管)(?:这个|那个|这|那|它)?"
-        r"|(?:不要|不用|别|不必)回答|算了|不用了)"
+        r"(?:问题|任务|请求|指令|要求|内容|话|翻译|提问|指示|命令)?|(?:这个|那个|这|那|此|我的)(?:问题|任务"
+        r"|请求|指令|要求|内容|话|翻译|提问|指示|命令)|吧)|(?:不要理会|别理|别管|不用管)(?:这个|那个|这|那|它)?"
+        r"|(?:不要|不用|别|不必)(?:回答|(?:翻译|总结)了)|算了(?!一|算|下|个|出|过|账)|(?<![^\W\d_])不用了(?!解))"
     ),
     "ja": (
-        r"(?:無視して(?!い|しま|た)|忘れて(?!い|しま|た)|答えなくて(?:いい|よい|結構)"
-        r"|回答しなくて(?:いい|よい|結構)|それはいい(?:ので|から|です|や)|取り消して|気にしないで)"
+        r"(?:無視して(?!い|しま|た)|(?:(?<!を)|(?<=質問を)|(?<=指示を)|(?<=依頼を)|(?<=タスクを)|(?<=内容を))"
+        r"忘れて(?!い|しま|た)|お忘れいただ|翻訳しないで、?\s*代わりに|(?:回答|返答)しないで|(?:答え|回答せ)ずに|答えなくて(?:いい|よい|結構)"
+        r"|回答しなくて(?:いい|よい|結構)|それはいい(?:ので|から|です|や)"
+        r"|(?:(?<!を)|(?<=質問を)|(?<=指示を)|(?<=依頼を))取り消して)"
     ),
     "ko": (
-        r"(?:무시하고|무시해|잊어(?![가-힣])|잊어버려|대답하지\s?마|답하지\s?마|(?<![가-힣])됐고"
+        r"(?:무시하고|무시해|무시하시고|무시하세요|잊어(?![가-힣]|\s?버렸|\s?버리)|잊어버려|잊어\s?버리고(?!\s?왔)|대답하지\s?마|답하지\s?마"
+        r"|(?:대답|답|설명)하지\s?말고|(?:번역|요약)하지\s?말고\s*대신|(?<![가-힣])됐고"
         r"|(?<![가-힣])됐어(?![요가-힣])|필요\s?없고)"
     ),
     "ar": (
-        r"\b(?:تجاهل|انس|انسى|لا\s+تجب|لا\s+تجيب|لا\s+ترد|دع\s+(?:هذا|ذلك|سؤالي)"
+        r"\b(?:تجاهل(?:وا)?|انس|انسى|انسوا|لا\s+تجب|لا\s+تجيب|لا\s+ترد(?!\s+على\s+(?:هذه"
+        r"|هذا)\s+(?:الرسالة|البريد|الإيميل))|لا\s+تجاوب|بدل[\u064b-\u0652]*ا\s+من"
+        r"|دع\s+(?:هذا|ذلك|سؤالي)"
         r"|اترك\s+(?:هذا|ذلك|سؤالي))[\u064b-\u0652]*(?![^\W\u064b-\u0652])"
     ),
     "hi": (
-        r"(?:अनदेखा\s+कर|नज़?रअंदाज़?\s+कर|भूल\s+जा(?:ओ|इए|इये|एं|एँ)|छोड़?\s*(?:ो|िए|िये)|जवाब\s+(?:मत|न)\s+"
+        r"(?:अनदेखा\s+कर|नज़?रअंदाज़?\s+कर|ध्यान\s+(?:न|मत)\s+(?:दें|दो|दीजिए)|के\s+बजाय"
+        r"|भूल\s+जा(?:ओ|इए|इये|एं|एँ)|छोड़?\s*(?:ो|िए|िये)"
+        r"|(?<!संदेश का )(?<!मैसेज का )(?<!ईमेल का )जवाब\s+(?:मत|न)\s+"
         r"(?:दो|दें|दीजिए)|उत्तर\s+(?:मत|न)\s+(?:दो|दें|दीजिए)|रहने\s+दो)"
     ),
 }
@@ -191,7 +339,7 @@ _ENDS: Final = (
     r"|(?:\w+\s+)?times\b|repeated\b|in\s+(?:all\s+)?(?:caps|capitals|capital\s+letters|bold)"
     r"|as\s+your\s+(?:entire|whole|only|full)\s+(?:answer|reply|response|output)"
     r"|and\s+(?:end|stop)\b|then\s+stop\b|y\s+nada|et\s+rien|und\s+nichts|e\s+nient|e\s+nada"
-    r"|en\s+verder|и\s+ничего|i\s+nic|就行|就好|就可以|即可|就够了))"
+    r"|en\s+verder|и\s+ничего|i\s+nic|(?:aus|ein)\s*(?:[.!,]|\Z)|就行|就好|就可以|即可|就够了))"
 )
 """What may follow a quoted sentence: the clause's end, or "and nothing else", "five times"."""
 _QUOTED: Final = (
@@ -201,72 +349,125 @@ _AFTER_COLON: Final = r":[ \t]*+(?P<c>[^\n\"]{4,240}+)\s*+\Z"
 _SENTENCE: Final = rf"\s*(?::?\s*{_QUOTED}|{_AFTER_COLON})"
 """The sentence: quoted, or after a colon to the text's end (a draft the user dictates after a
 colon goes on: "Scratch that, just write: Dear hiring manager, ...")."""
+_SENTENCES: Final = {
+    "ja": rf"\s*(?:[:\u3002]?\s*{_QUOTED}|[:\u3002][ \t]*+(?P<c>[^\n\"]{{4,240}}+)\s*+\Z)"
+}
+"""Where a language's order may end otherwise: in Japanese, with a full stop before the
+sentence ("直接出力してください。..."), as with a colon."""
 
 _VERB_FIRST: Final = {
     "en": (
         r"(?:(?:[.,;:!?\n)\u2014\u2013-]|\b(?:and|then|please|now|so)"
         r"|\byour\s+(?:new\s+|only\s+|real\s+)?(?:task|job)\s+is\s+(?:now\s+)?to)\s*"
-        r"(?:(?:just|only|simply|instead)\s+)*\b(?:say|reply|respond|answer|write|print|output"
+        r"(?:(?:just|only|simply|instead|directly)\s+)*\b(?:say|reply|respond|answer|write|print"
+        r"|output"
         r"|type|repeat|return|display|post)(?:\s+(?:back|out|with|only|just|exactly|verbatim"
+        r"|directly|simply|right\s+away|word\s+for\s+word"
         r"|instead|the|this|these|following|text|sentence|phrase|words?|message|line|string))*"
         r"|\byour\s+(?:only|whole|entire)\s+(?:output|answer|reply|response)\s+(?:should|must"
         r"|will|is\s+to)\s+be(?:\s+the\s+(?:phrase|sentence|text|words?))?)\s*-?"
     ),
     "es": (
         r"\b(?:(?:solo|s[óo]lo|solamente|[úu]nicamente|simplemente)\s+)?(?:di|escribe|escriba"
-        r"|responde|responda|contesta|conteste|imprime|muestra|repite|pon|devuelve)"
-        r"(?:\s+(?:solo|s[óo]lo|solamente|[úu]nicamente|simplemente|con|exactamente|en\s+su"
+        r"|responde|responda|contesta|conteste|imprime|imprima|muestra|muestre|repite|repita"
+        r"|pon|devuelve|devuelva|emite|emita|(?:lim[ií]tese|lim[ií]tate)\s+a\s+(?:repetir|decir"
+        r"|escribir"
+        r"|responder|contestar|poner))"
+        r"(?:\s+(?:solo|s[óo]lo|solamente|[úu]nicamente|simplemente|directamente|textualmente"
+        r"|literalmente|tal\s+cual|la\s+oraci[oó]n|la\s+frase|con|exactamente|en\s+su"
         r"\s+lugar|la\s+frase|el\s+texto|lo\s+siguiente|esto))*"
     ),
     "fr": (
-        r"\b(?<!l')(?<!la )(?<!le )(?<!une )(?<!un )(?:dis|dites|[ée]cris|[ée]crivez|r[ée]ponds"
-        r"|r[ée]pondez|affiche|affichez|imprime"
-        r"|imprimez|r[ée]p[èe]te|r[ée]p[ée]tez|mets|mettez|renvoie|renvoyez|tape|tapez)"
-        r"(?:\s+(?:uniquement|seulement|simplement|juste|plut[ôo]t|exactement|par|avec|la"
+        r"\b(?<!l')(?<!la )(?<!le )(?<!une )(?<!un )(?:dis|dites|dire|[ée]cris|[ée]crivez"
+        r"|[ée]crire|r[ée]ponds|r[ée]pondez|r[ée]pondre|affiche|affichez|afficher|imprime"
+        r"|imprimez|imprimer|r[ée]p[èe]te|r[ée]p[ée]tez|r[ée]p[ée]ter|mets|mettez|renvoie"
+        r"|renvoyez|tape|tapez|taper|indique|indiquez|indiquer|recopie|recopiez|recopier"
+        r"|(?:vous\s+)?contenter\s+d'(?:[ée]crire|afficher|imprimer)"
+        r"|(?:vous\s+)?contenter\s+de\s+(?:dire"
+        r"|r[ée]pondre|r[ée]p[ée]ter|taper))"
+        r"(?:\s+(?:uniquement|seulement|simplement|juste|plut[ôo]t|exactement|directement"
+        r"|imm[ée]diatement"
+        r"|mot\s+pour\s+mot|la\s+phrase\s+suivante|par|avec|la"
         r"\s+phrase|le\s+texte|ceci|ce\s+qui\s+suit|[àa]\s+la\s+place))*"
     ),
     "de": (
         r"\b(?:(?:nur|einfach|stattdessen)\s+)?(?:schreib(?:e|en\s+sie)?|sag(?:e|en\s+sie)?"
-        r"|antworte(?:n\s+sie)?|gib(?:\s+\w+){0,3}\s+aus|wiederhol(?:e|en\s+sie)?"
-        r"|gib)(?:\s+(?:stattdessen|nur|einfach|blo(?:ss|ß)|ausschlie(?:ss|ß)lich|genau|mit"
+        r"|antworte(?:n\s+sie)?|gib(?:\s+\w+){0,3}\s+aus|geben\s+sie(?:\s+\w+){0,3}\s+aus"
+        r"|(?:direkt\s+|einfach\s+|nur\s+)?ausgeben|wiederhol(?:e|en\s+sie)?"
+        r"|tipp(?:e|en\s+sie)?|druck(?:e|en\s+sie)?"
+        r"|fahren\s+sie\s+(?:direkt\s+)?mit\s+der\s+ausgabe\s+fort"
+        r"|gib|geben\s+sie)(?:\s+(?:stattdessen|nur|einfach|direkt|sofort|w[öo]rtlich"
+        r"|wortw[öo]rtlich"
+        r"|folgenden\s+satz|den\s+folgenden\s+satz|den\s+folgenden\s+text|bitte|blo(?:ss|ß)"
+        r"|ausschlie(?:ss|ß)lich|genau|mit"
         r"|den\s+satz|dem\s+satz|dem\s+text|folgendes|folgendem|folgenden\s+text|aus))*"
     ),
     "it": (
         r"\b(?:(?:solo|soltanto|semplicemente)\s+)?(?:scrivi|scriva|d[iì]'|dì|dí|dica|rispondi"
-        r"|risponda|stampa|stampi|ripeti|ripeta|mostra|restituisci|metti)(?:\s+(?:solo|soltanto"
-        r"|solamente|semplicemente|invece|esattamente|con|la\s+frase|il\s+testo"
+        r"|risponda|stampa|stampi|ripeti|ripeta|mostra|restituisci|metti|digita|digiti"
+        r"|(?:si\s+limiti|limitati)\s+a\s+(?:ripetere|scrivere|dire|rispondere)|rispondere)"
+        r"(?:\s+(?:solo|soltanto|subito|unicamente|parola\s+per\s+parola|con\s+la\s+frase"
+        r"|solamente|semplicemente|direttamente|invece|esattamente|con|la\s+frase|il\s+testo"
         r"|quanto\s+segue))*"
     ),
     "pt": (
         r"\b(?:(?:s[óo]|somente|apenas|simplesmente)\s+)?(?:escreve|escreva|diz|diga|responde"
-        r"|responda|imprime|imprima|repete|repita|mostra|mostre|devolve|devolva|coloca|coloque)"
-        r"(?:\s+(?:s[óo]|somente|apenas|simplesmente|exatamente|com|a\s+frase|o\s+texto"
+        r"|responda|imprime|imprima|repete|repita|mostra|mostre|devolve|devolva|coloca|coloque"
+        r"|digita|digite)"
+        r"(?:\s+(?:s[óo]|somente|apenas|simplesmente|diretamente|direto|imediatamente|literalmente"
+        r"|exatamente|com|a\s+frase|o\s+texto"
         r"|o\s+seguinte))*"
     ),
     "nl": (
-        r"\b(?:(?:alleen|gewoon|enkel)\s+)?(?:schrijf|zeg|antwoord|print|herhaal|typ)"
-        r"(?:\s+(?:alleen|gewoon|enkel|slechts|in\s+plaats\s+daarvan|precies|met|de\s+zin"
+        r"\b(?:(?:alleen|gewoon|enkel)\s+)?(?:schrijf|zeg|antwoord|print|herhaal|typ"
+        r"|geef(?:\s+\w+){0,2}\s+als\s+output)"
+        r"(?:\s+(?:alleen|gewoon|enkel|slechts|direct|meteen|letterlijk|de\s+volgende\s+zin"
+        r"|in\s+plaats\s+daarvan|precies|met|de\s+zin"
         r"|de\s+tekst|het\s+volgende))*"
     ),
     "ru": (
-        r"(?<!\w)(?:(?:только|просто|лишь)\s+)?(?:напиши|скажи|ответь|выведи|повтори|напечатай"
-        r"|верни|покажи)(?:те)?(?:\s+(?:только|просто|лишь|вместо\s+этого|ровно|фразу|текст"
+        r"(?<!\w)(?:(?:только|просто|лишь|сразу)\s+)?(?:напиши|скажи|ответь|выведи|повтори"
+        r"|напечатай|верни|покажи|выводи|отвечай|пиши)(?:те)?(?:\s+(?:только|просто|лишь"
+        r"|вместо\s+этого|ровно|прямо|напрямую|сразу|дословно|фразу|текст"
         r"|следующее|одно))*"
     ),
     "pl": (
         r"(?<!\w)(?:(?:tylko|po\s+prostu|jedynie)\s+)?(?:napisz|powiedz|odpowiedz|wypisz"
-        r"|powt[óo]rz|wy[śs]wietl|zwr[óo][ćc]|podaj)(?:cie)?(?:\s+(?:tylko|po\s+prostu|jedynie"
-        r"|zamiast\s+tego|dok[łl]adnie|zdanie|tekst|nast[ęe]puj[ąa]ce))*"
+        r"|powt[óo]rz|wy[śs]wietl|zwr[óo][ćc]|podaj|wydrukuj|powt[óo]rzy[ćc]"
+        r"|napisa[ćc])(?:cie)?(?:\s+(?:tylko|po\s+prostu|jedynie"
+        r"|zamiast\s+tego|dok[łl]adnie|bezpo[śs]rednio|od\s+razu|natychmiast|dos[łl]ownie|zdanie"
+        r"|tekst|nast[ęe]puj[ąa]ce))*"
     ),
-    "tr": r"(?<!\w)(?:sadece|yaln[ıi]zca|[şs]unu)\s+(?:yaz|s[öo]yle|cevap\s+ver|yan[ıi]tla)",
+    "tr": (
+        r"(?<!\w)(?:(?:sadece|yaln[ıi]zca|[şs]unu|direkt|hemen)\s+)+(?:yaz|yaz[ıi]n|yazd[ıi]r"
+        r"|s[öo]yle|s[öo]yleyin|cevap\s+ver|yan[ıi]tla|tekrarla|tekrarlay[ıi]n"
+        r"|(?:cevap|[çc][ıi]kt[ıi])\s+olarak\s+ver)(?!\w)"
+    ),
     "zh": (
-        r"(?<!我)(?<!我们)(?<!我就)(?<!我们就)(?:(?:只|仅|直接|就|只需|只要|改为|而是|请)+(?:输出|回复|回答|说"
-        r"|打印|写|写下"
+        r"(?<!我)(?<!我们)(?<!我就)(?<!我们就)(?:(?:只|仅|直接|就|只需|只要|改为|而是|请|一字不差地)+(?:输出"
+        r"|回复|回答|说|打出来|重复"
+        r"|打印|写|写下|复述"
         r"|显示|重复|返回)"
         r"|(?<!我)输出|(?<!我)打印)(?:一句话|这句话|以下内容|下面的话|下面这句话|一句|以下)?"
     ),
-    "ar": r"(?<!\w)(?:فقط\s+)?(?:اكتب|قل|أجب|اجب|اطبع|كرر|أعد|رد)(?:\s+فقط)?(?!\w)",
-    "hi": r"(?:सिर्फ|केवल|बस)\s+(?:यह\s+|ये\s+)?(?:लिखो|लिखें|लिखिए|बोलो|कहो|कहें)",
+    "ja": (r"(?:出力|返信|返答|回答|入力|表示|繰り返|アウトプット)して(?:ください|下さい)?"),
+    "ko": (
+        r"(?:(?:출력|답|대답|응답|반복|회신|입력)\s?해(?:\s?(?:줘|주세요|주십시오|라|요))?|써(?:\s?줘)?"
+        r"|적어(?:\s?줘)?)"
+    ),
+    "ar": (
+        r"(?<!\w)و?(?:فقط\s+)?(?:(?:اكتب|قل|أجب|اجب|اطبع|كرر|أعد|رد|أخرج|اخرج)(?:وا)?"
+        r"|(?:ال)?(?:رد|إخراج|اخراج|كتابة|تكرار)|قم\s+(?:فقط\s+)?ب(?:إخراج|اخراج|كتابة|تكرار))"
+        r"(?:\s+(?:فقط|مباشرة|فور[\u064b-\u0652]*ا|هذه\s+الجملة|الجملة\s+التالية"
+        r"|حرفي[\u064b-\u0652]*ا"
+        r"|بـ|ب))*"
+        r"(?!\w)"
+    ),
+    "hi": (
+        r"(?:(?:सिर्फ\u093c?|केवल|बस|सीधे|हूबहू)\s+)+(?:यह\s+|ये\s+)?(?:लिखो|लिखें|लिखिए|बोलो|कहो"
+        r"|कहें|दोहराएं"
+        r"|दोहराएँ|दोहराइए|दोहराओ|आउटपुट\s+(?:करें|करो|दें)|परिणाम\s+दें|जवाब\s+दो|टाइप\s+करो)"
+    ),
 }
 """The order to answer with a sentence, where the verb comes before the sentence."""
 
@@ -276,8 +477,8 @@ _VERB_LAST: Final = {
         r"(?!\w)"
     ),
     "ja": (
-        r"\s*(?:と|って)(?:だけ)?\s*(?:(?:出力|返信|返答|回答|表示|入力)(?:して|しろ|せよ)|言って"
-        r"|書いて|答えて|繰り返して)(?!い|しま|た|あ|お)"
+        r"\s*(?:と|って)(?:だけ|のみ)?\s*(?:そのまま|直接)?(?:ご?(?:出力|返信|返答|回答|表示|入力)(?:して|しろ|せよ"
+        r"|ください)|言って|書いて|答えて|繰り返して|返して)(?!い|しま|た|あ|お)"
     ),
     "ko": (
         r"\s*(?:라고|이라고)(?:만)?\s*(?:(?:출력|답|말|대답|응답|입력)\s?해(?:\s?줘|\s?주세요|라|요)?"
@@ -294,14 +495,18 @@ _LAST_QUOTED: Final = r"(?:\"(?P<q1>[^\"\n]{4,240})\"|(?<![^\W\d_])'(?P<q2>[^'\n
 
 
 def _form(gap: str, tail: str) -> re.Pattern[str]:
-    return re.compile(rf".{{0,{REACH}}}?{gap}{tail}", re.DOTALL)
+    return re.compile(rf".{{0,{REACH}}}?(?P<order>{gap}){tail}", re.DOTALL)
 
 
 _FORMS: Final = {
     code: tuple(
         _form(gap, tail)
         for gap, tail in (
-            *([(_VERB_FIRST[code], _SENTENCE)] if code in _VERB_FIRST else []),
+            *(
+                [(_VERB_FIRST[code], _SENTENCES.get(code, _SENTENCE))]
+                if code in _VERB_FIRST
+                else []
+            ),
             *([(_LAST_QUOTED, _VERB_LAST[code])] if code in _VERB_LAST else []),
         )
     )
@@ -316,6 +521,9 @@ _TAKEN_BACK: Final = {code: re.compile(expr, re.DOTALL) for code, expr in _TAKE_
 _DONT: Final = re.compile(r"don'?t|do\s+not")
 """A taking back that is a negated order, read only where it opens a clause (:data:`_OPENS`)."""
 
+_OBJECT_APART: Final = frozenset({"ja", "ko", "zh", "hi", "ar"})
+"""Languages whose taking back is read without its object (:data:`_NOT_A_TASK`)."""
+
 _CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
@@ -326,6 +534,36 @@ def _a_sentence(words: str) -> bool:
     if len(words.split()) >= _LIT_SPACE:
         return True
     return len(_CJK.findall(words)) >= _LIT_CHARS
+
+
+def _conditional(folded: str, at: int, end: int, code: str) -> bool:
+    """Whether the sentence of the taking back at ``at`` to ``end`` (in the language ``code``)
+    is a condition's: from the start of the sentence (a line that ends in a colon joined to the
+    one after it, as a rule's condition is to its list of actions) to :data:`_AFTER_BACK`
+    characters after it."""
+    lead = max(0, at - _CONDITION_REACH)
+    start = max(lead, *(folded.rfind(mark, lead, at) + 1 for mark in _MARKS))
+    if start > lead and folded[start - 1] == "\n" and folded[:start].rstrip().endswith(":"):
+        start = max(lead, *(folded.rfind(mark, lead, start - 1) + 1 for mark in _MARKS))
+    # after the taking back, only up to the sentence given (its colon or quotation mark)
+    after = _GIVEN.search(folded, end, end + _AFTER_BACK)
+    return _condition_in(folded, start, after.start() if after else end + _AFTER_BACK, code)
+
+
+def _condition_in(folded: str, start: int, stop: int, code: str) -> bool:
+    """Whether a condition of :data:`_CONDITION` or of the language's own
+    (:data:`_CONDITION_OF`) begins from ``start`` and before ``stop`` (searched
+    :data:`_WORD_ROOM` characters further and then cut: a bound at ``stop`` would end a word,
+    "je se|rai")."""
+    end = min(len(folded), stop + _WORD_ROOM)
+    own = _CONDITION_OF.get(code)
+    return any(
+        found is not None and found.start() < stop
+        for found in (
+            _CONDITION.search(folded, start, end),
+            own and own.search(folded, start, end),
+        )
+    )
 
 
 def hijacked(
@@ -345,11 +583,19 @@ def hijacked(
                 continue
             if code == "ar" and _AR_OPENS.search(before) is None:
                 continue
-            if _DONT.match(folded, at) is not None and _OPENS.search(before) is None:
+            if (
+                _DONT.match(folded, at) is not None or _MATTERS.match(folded, at) is not None
+            ) and _OPENS.search(before) is None:
                 continue
-            lead = max(0, at - _CONDITION_REACH)
-            start = max(lead, *(folded.rfind(mark, lead, at) + 1 for mark in _MARKS))
-            if _CONDITION.search(folded, start, min(len(folded), back.end() + _AFTER_BACK)):
+            near = _NEAR_OBJECT if code in _OBJECT_APART else 0
+            if _NOT_A_TASK.search(folded, max(0, at - near), back.end() + near):
+                continue
+            if _conditional(folded, at, back.end(), code):
+                continue
+            if code in _SUBJECT_FIRST and _SUBJECT.search(before) is not None:
+                continue
+            trailing = _TRAILING_NOT.get(code)
+            if trailing is not None and trailing.match(folded, back.end()) is not None:
                 continue
             for form in _FORMS[code]:
                 found = form.match(folded, back.end())
@@ -358,6 +604,12 @@ def hijacked(
                 sentence = found.group("q1") or found.group("q2") or found.groupdict().get("c")
                 if not sentence or not _a_sentence(sentence):
                     continue
+                if _CONDITION_AFTER.match(folded, found.end()) is not None:
+                    break
+                order = found.start("order")
+                opens = max(folded.rfind(mark, back.end(), order) + 1 for mark in _MARKS)
+                if opens > 0 and _condition_in(folded, opens, order, code):
+                    break  # the order's own sentence is a rule's or a purpose's: "To RSVP, reply"
                 if unquoted is not None:
                     plain = unquoted(folded) if plain is None else plain
                     if plain[at] != folded[at]:
