@@ -13,8 +13,10 @@ Read in English and the thirteen other languages of :mod:`.attack_languages`:
 * a taking back (:data:`_TAKE_BACK`): a verb that drops something with what it drops ("ignore
   that question", "forget the above", "olvida eso", "vergiss das", "忽略上面的问题"), in the
   familiar and the polite registers ("Ignorieren Sie die obige Frage", "veuillez ignorer la
-  question ci-dessus", "не обращайте внимания на вопрос"), or a phrase that takes back on its
-  own ("never mind", "laisse tomber", "хотя нет", "算了", "それはいいので"); not negated
+  question ci-dessus", "не обращайте внимания на вопрос"), a phrase that takes back on its
+  own ("never mind", "laisse tomber", "хотя нет", "算了", "それはいいので"), or a new task given
+  after a mark that ends what came before ("### STOP. New task: ...") or the task cancelled
+  ("取消上面的指令"), read apart (:data:`REPLACED_CUES`); not negated
   ("don't forget that ...", "не забудь", "vergiss die Nachricht nicht"), after "to" ("my
   manager told me to ignore that email and reply with ..."), after a subject ("el servidor
   descarta el mensaje e imprime: ..." says what a program does), in what someone else said or
@@ -46,7 +48,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Final
 
-__all__ = ["HIJACK_CUES", "REACH", "READ_MAX", "hijacked"]
+__all__ = ["HIJACK_CUES", "REACH", "READ_MAX", "REPLACED_CUES", "hijacked"]
 
 REACH: Final = 160
 """Characters from the end of a taking back to the answer's sentence."""
@@ -233,10 +235,13 @@ _TAKE_BACK: Final = {
         r"|[üu]bergehen\s+sie\s+(?:das|dies|diese\s+\w+|die\s+\w+)"
         r"|nicht\s+antworten,?\s+sondern|beantworten\s+sie\s+(?:das|dies|diese\s+frage"
         r"|die\s+frage)\s+nicht"
-        r"|egal(?!\s+(?:wie|ob|was|wo|wann|welche\w*|wer))|schon\s+gut|(?<!\w\s)doch\s+nicht"
+        r"|schon\s+gut|doch(?<!\w\sdoch)\s+nicht"
         r"|lass(?:en\s+sie)?\s+(?:das|es)\s+(?:sein|bleiben)|lass\s+gut\s+sein"
         r"|beantworte\s+(?:das|die\s+frage|meine\s+frage|dies)\s+nicht"
         r"|antworte\s+nicht(?!\s+auf\s+diese\w*\s+(?:e-?mail|nachricht|sms)))\b"
+        # "egal" with the mark before it: RE2's pass keeps no word boundary, and "illegal" sent
+        # one prompt in twenty to be searched for a German taking back
+        r"|(?:^|[\s,.;:!?\"'(\u2014\u2013-])egal(?!\s+(?:wie|ob|was|wo|wann|welche\w*|wer))"
     ),
     "it": (
         r"\b(?:(?:ignora|ignorate|ignori|dimentica|dimenticate|dimentichi)\s+(?:questo|quello"
@@ -299,19 +304,19 @@ _TAKE_BACK: Final = {
         r"|dikkate\s+alma"
         r"(?:y[ıi]n)?|unut(?:un)?|bo[şs]\s?ver(?:in)?|cevaplama(?:y[ıi]n)?|yan[ıi]tlama(?:y[ıi]n)?)"
         r"(?!\w)(?!\s+s[üu]re)|(?:[çc]evirmek|cevap\s+vermek|[öo]zetlemek|bunun)\s+yerine"
-        r"|(?<![^\W\d_]\s)(?:bo[şs]ver|vazge[çc]tim))"
+        r"|bo[şs]ver(?<![^\W\d_]\sbo[şs]ver)|vazge[çc]tim(?<![^\W\d_]\svazge[çc]tim))"
     ),
     "zh": (
         r"(?:(?:忽略|无视|忘掉|忘记)掉?(?:(?:上面|以上|前面|之前|刚才|上述)(?:的)?(?:所有|全部)?(?:的)?"
         r"(?:问题|任务|请求|指令|要求|内容|话|翻译|提问|指示|命令)?|(?:这个|那个|这|那|此|我的)(?:问题|任务"
         r"|请求|指令|要求|内容|话|翻译|提问|指示|命令)|吧)|(?:不要理会|别理|别管|不用管)(?:这个|那个|这|那|它)?"
-        r"|(?:不要|不用|别|不必)(?:回答|(?:翻译|总结)了)|算了(?!一|算|下|个|出|过|账)|(?<![^\W\d_])不用了(?!解))"
+        r"|(?:不要|不用|别|不必)(?:回答|(?:翻译|总结)了)|算了(?!一|算|下|个|出|过|账)|不用了(?<![^\W\d_]不用了)(?!解))"
     ),
     "ja": (
-        r"(?:無視して(?!い|しま|た)|(?:(?<!を)|(?<=質問を)|(?<=指示を)|(?<=依頼を)|(?<=タスクを)|(?<=内容を))"
-        r"忘れて(?!い|しま|た)|お忘れいただ|翻訳しないで、?\s*代わりに|(?:回答|返答)しないで|(?:答え|回答せ)ずに|答えなくて(?:いい|よい|結構)"
+        r"(?:無視して(?!い|しま|た)|(?:(?:質問|指示|依頼|タスク|内容)を)?忘れて(?<![^問示頼ク容]を忘れて)"
+        r"(?!い|しま|た)|お忘れいただ|翻訳しないで、?\s*代わりに|(?:回答|返答)しないで|(?:答え|回答せ)ずに|答えなくて(?:いい|よい|結構)"
         r"|回答しなくて(?:いい|よい|結構)|それはいい(?:ので|から|です|や)"
-        r"|(?:(?<!を)|(?<=質問を)|(?<=指示を)|(?<=依頼を))取り消して)"
+        r"|(?:(?:質問|指示|依頼)を)?取り消して(?<![^問示頼]を取り消して))"
     ),
     "ko": (
         r"(?:무시하고|무시해|무시하시고|무시하세요|잊어(?![가-힣]|\s?버렸|\s?버리)|잊어버려|잊어\s?버리고(?!\s?왔)|대답하지\s?마|답하지\s?마"
@@ -333,24 +338,120 @@ _TAKE_BACK: Final = {
 }
 """What takes back the task before it, per language."""
 
+_NEW: Final = re.compile(r"[\n#.!?\u3002\uff01\uff1f\u0964\-]\s?\Z")
+"""Before a new task: a mark that ends what came before (a sentence, a line, "###", "---").
+A new task given at the start of a text, or after a comma ("Great, new task: ..."), is a
+task, not a taking back."""
+
+
+def _after_mark(words: str) -> str:
+    """Words that take back only after :data:`_NEW` (a mark that ends what came before),
+    which :func:`hijacked` reads before the match (a lookbehind tried at every position made
+    the search four times slower): at most one group of them per language."""
+    return rf"(?P<after_mark>{words})"
+
+
+def _new_task(words: str) -> str:
+    """A new task named by ``words`` that takes back the one before it, followed by its colon
+    ("### STOP. New task: ...", "\u3002\u65b0\u4efb\u52a1\uff1a")."""
+    return rf"(?:{words})(?=\s*:)"
+
+
+_REPLACED: Final = {
+    "en": (
+        _after_mark(_new_task(r"new\s+(?:task|instructions?)"))
+        + r"|\bstop\s+(?:summari[sz]ing|translating|classifying|correcting|answering)\b"
+        r"|\b(?:previous|prior|earlier|all)\s+instructions\s+(?:no\s+longer|don'?t|do\s+not)"
+        r"\s+apply\b"
+    ),
+    "es": (
+        _after_mark(
+            _new_task(r"nuevas?\s+(?:tarea|instrucci[oó]n|instrucciones)")
+            + r"|ignora\s+todo(?![^\W\d_])"
+        )
+        + r"|\bcancela\s+(?:la|las|tu|tus)\s+(?:\w+\s+)?(?:tarea|instrucci[oó]n|instrucciones)\b"
+        r"|\bno\s+hagas\s+caso\s+a\s+lo\s+de\s+arriba\b"
+    ),
+    "fr": (
+        _after_mark(_new_task(r"(?:nouvelles?|nvlle)\s+(?:t[âa]che|instructions?|consignes?)"))
+        + r"|\bignore\s+(?:le|ton|votre)\s+(?:r[ée]sum[ée]|correction|classement)\b"
+    ),
+    "de": (
+        _after_mark(_new_task(r"neue\s+(?:aufgabe|anweisungen?)"))
+        + r"|\blass(?:en\s+sie)?\s+das\s+mit\s+(?:der|dem)\s+\w+"
+    ),
+    "it": (
+        _after_mark(_new_task(r"nuov[oae]\s+(?:compito|istruzion[ei])"))
+        + r"|\bannulla\s+(?:il|la|le|i)\s+(?:\w+\s+)?(?:compito|istruzion[ei]|richiesta)\b"
+    ),
+    "pt": (
+        _after_mark(_new_task(r"novas?\s+(?:tarefa|instru[çc][ãa]o|instru[çc][õo]es)"))
+        + r"|\bcancel[ae]\s+(?:a|as|o|os)\s+(?:\w+\s+)?(?:tarefa|instru[çc][ãa]o"
+        r"|instru[çc][õo]es)\b"
+    ),
+    "nl": (
+        _after_mark(_new_task(r"nieuwe\s+(?:opdracht|instructies?|taak)"))
+        + r"|\bnegeer\s+(?:alles\s+)?bovenstaande?\b"
+    ),
+    "ru": (
+        _after_mark(_new_task(r"нов(?:ое|ая|ые)\s+(?:задание|задача|инструкци[яи])"))
+        + r"|\b(?:забудь(?:те)?\s+(?:про|о)\s+(?:перевод|задани[ея]|вопрос"
+        r"|инструкци[июя]\w*)|отмени(?:те)?\s+(?:\w+\s+)?(?:инструкци\w*|задани\w*|задач\w*"
+        r"|команд\w*)|забей(?:те)?\s+на)(?!\w)"
+    ),
+    "pl": (
+        _after_mark(_new_task(r"nowe\s+(?:zadanie|polecenie|instrukcje)"))
+        + r"|\bzapomnij\s+o\s+(?:t[łl]umaczeniu|poprawianiu)\b"
+        r"|\banuluj\s+(?:\w+\s+)?(?:polecenie|zadanie|instrukcj[eę])\b"
+        r"|\bzignoruj\s+wszystko\s+(?:wy[żz]ej|powy[żz]ej)\b"
+    ),
+    "tr": (
+        _after_mark(_new_task(r"yeni\s+(?:g[öo]rev|talimat)"))
+        + r"|\b(?:talimat[ıi]|g[öo]revi)\s+iptal\s+et\b|\bher\s+[şs]eyi\s+unut\b"
+    ),
+    "zh": _after_mark(_new_task(r"新任务|新指令"))
+    + r"|取消(?:上面|之前|前面|刚才)的?(?:指令|任务|要求)",
+    "ja": (
+        _after_mark(_new_task(r"新しい(?:指示|タスク)"))
+        + r"|(?:指示|命令)は(?:取り消し|無視)(?!に|され|で|と|し|する)"
+        r"|(?:指示|命令)[^。\n]{0,6}無視(?=[。、!！\s]|$)"
+    ),
+    "ko": (
+        _after_mark(_new_task(r"새로운\s?(?:작업|지시)|새\s?작업"))
+        + r"|(?:지시|명령)(?:는|은)?\s?취소(?![가-힣])"
+    ),
+    "ar": (
+        _after_mark(_new_task(r"مهمة\s+جديدة|تعليمات\s+جديدة"))
+        + r"|\bأل?غ[\u064b-\u0652]*\s+(?:التعليمات|الأوامر|المهمة)(?![^\W\u064b-\u0652])"
+    ),
+    "hi": (_after_mark(_new_task(r"नया\s+(?:काम|निर्देश)")) + r"|(?:निर्देश|काम)\s+रद्द\s+कर(?:ो|ें|िए)"),
+}
+"""What takes back a task in every language besides: a new one given ("New task:", "NUEVA
+TAREA:", "新任务："), the task or the instruction cancelled ("取消上面的指令", "отмени
+предыдущую инструкцию"), everything above forgotten."""
+
 # ---- the order to answer with a sentence, per language --------------------------------------
 _ENDS: Final = (
-    r"(?=[ \t]*(?:[.!;,)\u3002\uff01\uff0c]|\Z|\n|and\s+nothing|nothing\s+else|instead"
+    r"(?=[ \t]*[\"'\u300f]?[ \t]*(?:[.!;,)\u3002\uff01\uff0c]|\Z|\n|and\s+nothing|nothing\s+else"
+    r"|instead"
     r"|(?:\w+\s+)?times\b|repeated\b|in\s+(?:all\s+)?(?:caps|capitals|capital\s+letters|bold)"
     r"|as\s+your\s+(?:entire|whole|only|full)\s+(?:answer|reply|response|output)"
     r"|and\s+(?:end|stop)\b|then\s+stop\b|y\s+nada|et\s+rien|und\s+nichts|e\s+nient|e\s+nada"
-    r"|en\s+verder|и\s+ничего|i\s+nic|(?:aus|ein)\s*(?:[.!,]|\Z)|就行|就好|就可以|即可|就够了))"
+    r"|en\s+verder|и\s+ничего|i\s+nic|rien\s+d'autre|e\s+basta|(?:aus|ein)\s*(?:[.!,]|\Z)|就行|就好|就可以"
+    r"|即可|就够了|这句话|這句話))"
 )
 """What may follow a quoted sentence: the clause's end, or "and nothing else", "five times"."""
 _QUOTED: Final = (
-    r"(?:\"(?P<q1>[^\"\n]{4,240})\"|(?<![^\W\d_])'(?P<q2>[^'\n]{4,240})'(?![^\W\d_]))" + _ENDS
+    r"(?:\"(?P<q1>[^\"\n]{4,240})\"|(?<![^\W\d_\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])'"
+    r"(?P<q2>[^'\n]{4,240})'(?![^\W\d_\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])"
+    r"|\u300e(?P<q3>[^\u300f\n]{4,240})\u300f)" + _ENDS
 )
-_AFTER_COLON: Final = r":[ \t]*+(?P<c>[^\n\"]{4,240}+)\s*+\Z"
+_AFTER_COLON: Final = r":[ \t]*+(?P<c>[^\n\"]{4,240}+)\"?\s*+\Z"
 _SENTENCE: Final = rf"\s*(?::?\s*{_QUOTED}|{_AFTER_COLON})"
 """The sentence: quoted, or after a colon to the text's end (a draft the user dictates after a
 colon goes on: "Scratch that, just write: Dear hiring manager, ...")."""
 _SENTENCES: Final = {
-    "ja": rf"\s*(?:[:\u3002]?\s*{_QUOTED}|[:\u3002][ \t]*+(?P<c>[^\n\"]{{4,240}}+)\s*+\Z)"
+    "ja": rf"\s*(?:[:\u3002]?\s*{_QUOTED}|[:\u3002][ \t]*+(?P<c>[^\n\"]{{4,240}}+)\"?\s*+\Z)"
 }
 """Where a language's order may end otherwise: in Japanese, with a full stop before the
 sentence ("直接出力してください。..."), as with a colon."""
@@ -358,11 +459,11 @@ sentence ("直接出力してください。..."), as with a colon."""
 _VERB_FIRST: Final = {
     "en": (
         r"(?:(?:[.,;:!?\n)\u2014\u2013-]|\b(?:and|then|please|now|so)"
-        r"|\byour\s+(?:new\s+|only\s+|real\s+)?(?:task|job)\s+is\s+(?:now\s+)?to)\s*"
+        r"|\byour\s+(?:new\s+|only\s+|real\s+)?(?:task|job)\s+(?:now\s+)?is\s+(?:now\s+)?to)\s*"
         r"(?:(?:just|only|simply|instead|directly)\s+)*\b(?:say|reply|respond|answer|write|print"
         r"|output"
         r"|type|repeat|return|display|post)(?:\s+(?:back|out|with|only|just|exactly|verbatim"
-        r"|directly|simply|right\s+away|word\s+for\s+word"
+        r"|directly|simply|right\s+away|word\s+for\s+word|and\s+nothing\s+else|after\s+me,?"
         r"|instead|the|this|these|following|text|sentence|phrase|words?|message|line|string))*"
         r"|\byour\s+(?:only|whole|entire)\s+(?:output|answer|reply|response)\s+(?:should|must"
         r"|will|is\s+to)\s+be(?:\s+the\s+(?:phrase|sentence|text|words?))?)\s*-?"
@@ -370,12 +471,14 @@ _VERB_FIRST: Final = {
     "es": (
         r"\b(?:(?:solo|s[óo]lo|solamente|[úu]nicamente|simplemente)\s+)?(?:di|escribe|escriba"
         r"|responde|responda|contesta|conteste|imprime|imprima|muestra|muestre|repite|repita"
-        r"|pon|devuelve|devuelva|emite|emita|(?:lim[ií]tese|lim[ií]tate)\s+a\s+(?:repetir|decir"
+        r"|pon|devuelve|devuelva|emite|emita|copia|copie|(?:lim[ií]tese"
+        r"|lim[ií]tate)\s+a\s+(?:repetir|decir"
         r"|escribir"
         r"|responder|contestar|poner))"
         r"(?:\s+(?:solo|s[óo]lo|solamente|[úu]nicamente|simplemente|directamente|textualmente"
         r"|literalmente|tal\s+cual|la\s+oraci[oó]n|la\s+frase|con|exactamente|en\s+su"
-        r"\s+lugar|la\s+frase|el\s+texto|lo\s+siguiente|esto))*"
+        r"\s+lugar|la\s+frase|el\s+texto|lo\s+siguiente|esto|esta\s+oraci[oó]n|esta\s+frase"
+        r"|la\s+siguiente\s+(?:frase|oraci[oó]n)|sin\s+cambiar\s+nada|,))*"
     ),
     "fr": (
         r"\b(?<!l')(?<!la )(?<!le )(?<!une )(?<!un )(?:dis|dites|dire|[ée]cris|[ée]crivez"
@@ -388,7 +491,8 @@ _VERB_FIRST: Final = {
         r"(?:\s+(?:uniquement|seulement|simplement|juste|plut[ôo]t|exactement|directement"
         r"|imm[ée]diatement"
         r"|mot\s+pour\s+mot|la\s+phrase\s+suivante|par|avec|la"
-        r"\s+phrase|le\s+texte|ceci|ce\s+qui\s+suit|[àa]\s+la\s+place))*"
+        r"\s+phrase|le\s+texte|ceci|ce\s+qui\s+suit|[àa]\s+la\s+place|sans\s+rien\s+changer"
+        r"|sans\s+rien\s+ajouter|,))*"
     ),
     "de": (
         r"\b(?:(?:nur|einfach|stattdessen)\s+)?(?:schreib(?:e|en\s+sie)?|sag(?:e|en\s+sie)?"
@@ -400,46 +504,48 @@ _VERB_FIRST: Final = {
         r"|wortw[öo]rtlich"
         r"|folgenden\s+satz|den\s+folgenden\s+satz|den\s+folgenden\s+text|bitte|blo(?:ss|ß)"
         r"|ausschlie(?:ss|ß)lich|genau|mit"
-        r"|den\s+satz|dem\s+satz|dem\s+text|folgendes|folgendem|folgenden\s+text|aus))*"
+        r"|den\s+satz|dem\s+satz|dem\s+text|folgendes|folgendem|folgenden\s+text|aus|exakt"
+        r"|diesen\s+satz|,))*"
     ),
     "it": (
         r"\b(?:(?:solo|soltanto|semplicemente)\s+)?(?:scrivi|scriva|d[iì]'|dì|dí|dica|rispondi"
-        r"|risponda|stampa|stampi|ripeti|ripeta|mostra|restituisci|metti|digita|digiti"
+        r"|risponda|stampa|stampi|ripeti|ripeta|mostra|restituisci|metti|digita|digiti|copia"
         r"|(?:si\s+limiti|limitati)\s+a\s+(?:ripetere|scrivere|dire|rispondere)|rispondere)"
         r"(?:\s+(?:solo|soltanto|subito|unicamente|parola\s+per\s+parola|con\s+la\s+frase"
         r"|solamente|semplicemente|direttamente|invece|esattamente|con|la\s+frase|il\s+testo"
-        r"|quanto\s+segue))*"
+        r"|quanto\s+segue|questa\s+frase|la\s+seguente\s+frase|senza\s+cambiare\s+nulla|,))*"
     ),
     "pt": (
         r"\b(?:(?:s[óo]|somente|apenas|simplesmente)\s+)?(?:escreve|escreva|diz|diga|responde"
         r"|responda|imprime|imprima|repete|repita|mostra|mostre|devolve|devolva|coloca|coloque"
-        r"|digita|digite)"
-        r"(?:\s+(?:s[óo]|somente|apenas|simplesmente|diretamente|direto|imediatamente|literalmente"
-        r"|exatamente|com|a\s+frase|o\s+texto"
-        r"|o\s+seguinte))*"
+        r"|digita|digite|fala|fale|copia|copie)"
+        r"(?:\s+(?:s[óo]|so|somente|apenas|simplesmente|diretamente|direto|imediatamente"
+        r"|literalmente|exatamente|com|a\s+frase|o\s+texto|o\s+seguinte|isso|a\s+seguinte\s+frase"
+        r"|palavra\s+por\s+palavra|sem\s+mudar\s+nada|sem\s+alterar\s+nada|,))*"
     ),
     "nl": (
         r"\b(?:(?:alleen|gewoon|enkel)\s+)?(?:schrijf|zeg|antwoord|print|herhaal|typ"
         r"|geef(?:\s+\w+){0,2}\s+als\s+output)"
         r"(?:\s+(?:alleen|gewoon|enkel|slechts|direct|meteen|letterlijk|de\s+volgende\s+zin"
         r"|in\s+plaats\s+daarvan|precies|met|de\s+zin"
-        r"|de\s+tekst|het\s+volgende))*"
+        r"|de\s+tekst|het\s+volgende|exact|deze\s+zin|,))*"
     ),
     "ru": (
         r"(?<!\w)(?:(?:только|просто|лишь|сразу)\s+)?(?:напиши|скажи|ответь|выведи|повтори"
         r"|напечатай|верни|покажи|выводи|отвечай|пиши)(?:те)?(?:\s+(?:только|просто|лишь"
         r"|вместо\s+этого|ровно|прямо|напрямую|сразу|дословно|фразу|текст"
-        r"|следующее|одно))*"
+        r"|следующее|одно|одну|эту\s+фразу|фразой|,))*"
     ),
     "pl": (
         r"(?<!\w)(?:(?:tylko|po\s+prostu|jedynie)\s+)?(?:napisz|powiedz|odpowiedz|wypisz"
         r"|powt[óo]rz|wy[śs]wietl|zwr[óo][ćc]|podaj|wydrukuj|powt[óo]rzy[ćc]"
         r"|napisa[ćc])(?:cie)?(?:\s+(?:tylko|po\s+prostu|jedynie"
         r"|zamiast\s+tego|dok[łl]adnie|bezpo[śs]rednio|od\s+razu|natychmiast|dos[łl]ownie|zdanie"
-        r"|tekst|nast[ęe]puj[ąa]ce))*"
+        r"|tekst|nast[ęe]puj[ąa]ce|wy[łl][ąa]cznie|s[łl]owo\s+w\s+s[łl]owo|zdaniem|,))*"
     ),
     "tr": (
-        r"(?<!\w)(?:(?:sadece|yaln[ıi]zca|[şs]unu|direkt|hemen)\s+)+(?:yaz|yaz[ıi]n|yazd[ıi]r"
+        r"(?<!\w)(?:(?:sadece|yaln[ıi]zca|[şs]unu|direkt|hemen|aynen|tam\s+olarak)\s+)+(?:yaz"
+        r"|yaz[ıi]n|yazd[ıi]r"
         r"|s[öo]yle|s[öo]yleyin|cevap\s+ver|yan[ıi]tla|tekrarla|tekrarlay[ıi]n"
         r"|(?:cevap|[çc][ıi]kt[ıi])\s+olarak\s+ver)(?!\w)"
     ),
@@ -448,36 +554,39 @@ _VERB_FIRST: Final = {
         r"|回复|回答|说|打出来|重复"
         r"|打印|写|写下|复述"
         r"|显示|重复|返回)"
-        r"|(?<!我)输出|(?<!我)打印)(?:一句话|这句话|以下内容|下面的话|下面这句话|一句|以下)?"
+        r"|(?<!我)输出|(?<!我)打印|(?<![^\s，,。.！!])说(?=[:：]))(?:一句话|这句话|以下内容|下面的话|下面这句话|一句|以下)?"
     ),
     "ja": (r"(?:出力|返信|返答|回答|入力|表示|繰り返|アウトプット)して(?:ください|下さい)?"),
     "ko": (
-        r"(?:(?:출력|답|대답|응답|반복|회신|입력)\s?해(?:\s?(?:줘|주세요|주십시오|라|요))?|써(?:\s?줘)?"
+        r"(?:(?:출력|답|대답|응답|반복|회신|입력)\s?(?:하세요|해(?:\s?(?:줘|주세요|주십시오|라|요))?)|써(?:\s?줘)?"
         r"|적어(?:\s?줘)?)"
     ),
     "ar": (
-        r"(?<!\w)و?(?:فقط\s+)?(?:(?:اكتب|قل|أجب|اجب|اطبع|كرر|أعد|رد|أخرج|اخرج)(?:وا)?"
+        r"(?<!\w)و?(?:فقط\s+)?(?:(?:اكتب|قل|قول|أجب|اجب|اطبع|كرر|أعد|رد|أخرج|اخرج)(?:وا)?"
         r"|(?:ال)?(?:رد|إخراج|اخراج|كتابة|تكرار)|قم\s+(?:فقط\s+)?ب(?:إخراج|اخراج|كتابة|تكرار))"
-        r"(?:\s+(?:فقط|مباشرة|فور[\u064b-\u0652]*ا|هذه\s+الجملة|الجملة\s+التالية"
-        r"|حرفي[\u064b-\u0652]*ا"
+        r"(?:\s+(?:فقط|مباشرة|فور[\u064b-\u0652]*ا[\u064b-\u0652]*|هذه\s+الجملة|الجملة\s+التالية"
+        r"|حرفي[\u064b-\u0652]*ا[\u064b-\u0652]*|كما\s+هي|بالجملة|بهذه\s+الجملة"
         r"|بـ|ب))*"
         r"(?!\w)"
     ),
     "hi": (
         r"(?:(?:सिर्फ\u093c?|केवल|बस|सीधे|हूबहू)\s+)+(?:यह\s+|ये\s+)?(?:लिखो|लिखें|लिखिए|बोलो|कहो"
         r"|कहें|दोहराएं"
-        r"|दोहराएँ|दोहराइए|दोहराओ|आउटपुट\s+(?:करें|करो|दें)|परिणाम\s+दें|जवाब\s+दो|टाइप\s+करो)"
+        r"|दोहराएँ|दोहराइए|दोहराओ|आउटपुट\s+(?:करें|करो|दें)|परिणाम\s+दें|जवाब\s+दो|टाइप\s+करो"
+        r"|लिख\s+दो|लिख\s+दीजिए|छापो)"
+        r"|(?<![^\s।.,])(?:बोलो|लिखो|कहो)(?=\s*:)"
     ),
 }
 """The order to answer with a sentence, where the verb comes before the sentence."""
 
 _VERB_LAST: Final = {
     "tr": (
-        r"\s*(?:diye\s+)?(?:yaz|s[öo]yle|cevap\s+ver|yan[ıi]t\s+ver|yan[ıi]tla|tekrarla)"
+        r"\s*(?:diye\s+|c[üu]mlesiyle\s+)?(?:yaz|s[öo]yle|cevap\s+ver|yan[ıi]t\s+ver|yan[ıi]tla"
+        r"|tekrarla)"
         r"(?!\w)"
     ),
     "ja": (
-        r"\s*(?:と|って)(?:だけ|のみ)?\s*(?:そのまま|直接)?(?:ご?(?:出力|返信|返答|回答|表示|入力)(?:して|しろ|せよ"
+        r"\s*(?:と|って)(?:だけ|のみ)?\s*(?:一字一句)?(?:そのまま|直接)?(?:言え|ご?(?:出力|返信|返答|回答|表示|入力)(?:して|しろ|せよ"
         r"|ください)|言って|書いて|答えて|繰り返して|返して)(?!い|しま|た|あ|お)"
     ),
     "ko": (
@@ -485,13 +594,18 @@ _VERB_LAST: Final = {
         r"|써|적어)(?![가-힣]|\s*있)"
     ),
     "hi": (
-        r"\s*(?:ही\s+)?(?:लिखो|लिखें|लिखिए|लिख\s+दो|बोलो|बोलें|कहो|कहें|आउटपुट\s+करो|प्रिंट\s+करो"
+        r"\s*(?:ही\s+)?(?:लिखकर\s+)?(?:लिखो|लिखें|लिखिए|लिख\s+दो|बोलो|बोलें|कहो|कहें|आउटपुट\s+करो"
+        r"|प्रिंट\s+करो"
         r"|जवाब\s+दो|दोहराओ)"
     ),
 }
 """The order where the sentence comes first and the verb after it."""
 
-_LAST_QUOTED: Final = r"(?:\"(?P<q1>[^\"\n]{4,240})\"|(?<![^\W\d_])'(?P<q2>[^'\n]{4,240})')"
+_LAST_QUOTED: Final = (
+    r"(?:\"(?P<q1>[^\"\n]{4,240})\"|(?<![^\W\d_\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])'"
+    r"(?P<q2>[^'\n]{4,240})'"
+    r"|\u300e(?P<q3>[^\u300f\n]{4,240})\u300f)"
+)
 
 
 def _form(gap: str, tail: str) -> re.Pattern[str]:
@@ -515,9 +629,14 @@ _FORMS: Final = {
 """Each language's forms after its taking back: the order and its sentence."""
 
 HIJACK_CUES: Final = dict(_TAKE_BACK)
-"""Each language's taking back: where none occurs, no form of the language can match (the
-check's prefilter pass reads them, and :func:`hijacked` is given the languages that may)."""
+"""Each language's taking back but a task replaced (:data:`_TAKE_BACK`); with
+:data:`REPLACED_CUES`, where none occurs no form of the language can match (the check's
+prefilter pass reads both, and :func:`hijacked` is given the languages where each may)."""
+REPLACED_CUES: Final = dict(_REPLACED)
+"""Each language's task replaced or cancelled (:data:`_REPLACED`): read apart, since a search
+for both in one pattern cost three times as much as one for :data:`_TAKE_BACK` alone."""
 _TAKEN_BACK: Final = {code: re.compile(expr, re.DOTALL) for code, expr in _TAKE_BACK.items()}
+_TASK_REPLACED: Final = {code: re.compile(expr, re.DOTALL) for code, expr in _REPLACED.items()}
 _DONT: Final = re.compile(r"don'?t|do\s+not")
 """A taking back that is a negated order, read only where it opens a clause (:data:`_OPENS`)."""
 
@@ -566,18 +685,41 @@ def _condition_in(folded: str, start: int, stop: int, code: str) -> bool:
     )
 
 
+def _takings_back(folded: str, code: str, taken: bool, replaced: bool) -> list[re.Match[str]]:
+    """The first :data:`READ_MAX` takings back of the language ``code`` in ``folded``, in
+    order: of :data:`_TAKE_BACK` where ``taken``, of :data:`_REPLACED` where ``replaced``."""
+    found: list[re.Match[str]] = []
+    for read, patterns in ((taken, _TAKEN_BACK), (replaced, _TASK_REPLACED)):
+        if read:
+            found += itertools.islice(patterns[code].finditer(folded), READ_MAX)
+    if taken and replaced:
+        found.sort(key=lambda m: m.start())
+    return found[:READ_MAX]
+
+
 def hijacked(
-    folded: str, codes: Iterable[str], unquoted: Callable[[str], str] | None = None
+    folded: str,
+    codes: Iterable[str],
+    unquoted: Callable[[str], str] | None = None,
+    replaced: Iterable[str] | None = None,
 ) -> str | None:
     """The language of the first goal hijacking in ``folded`` (casefolded by
-    :func:`~sidecar.checks.refusal_text.fold`) in one of the languages ``codes``, or None.
-    ``unquoted``: what blanks the quotations a text cites
-    (:func:`~.attack_documents.unquoted`), called only where a form matches: a taking back
-    blanked there is not read."""
+    :func:`~sidecar.checks.refusal_text.fold`) in one of the languages ``codes`` (where a
+    taking back of :data:`HIJACK_CUES` may occur) or ``replaced`` (where a task replaced of
+    :data:`REPLACED_CUES` may; by default ``codes``), or None. ``unquoted``: what blanks the
+    quotations a text cites (:func:`~.attack_documents.unquoted`), called only where a form
+    matches: a taking back blanked there is not read."""
+    taken = set(codes)
+    with_replaced = taken if replaced is None else set(replaced)
     plain: str | None = None
-    for code in codes:
-        for back in itertools.islice(_TAKEN_BACK[code].finditer(folded), READ_MAX):
+    for code in sorted(taken | with_replaced):
+        for back in _takings_back(folded, code, code in taken, code in with_replaced):
             at = back.start()
+            if not folded[at].isalnum():
+                at += 1  # a mark matched before the words (German "egal")
+            marked = back.groupdict().get("after_mark") is not None
+            if marked and not _NEW.search(folded, max(0, at - 2), at):
+                continue
             before = folded[max(0, at - 40) : at]
             if _NEGATED.search(before) is not None or _REPORTED.search(before) is not None:
                 continue
@@ -601,7 +743,12 @@ def hijacked(
                 found = form.match(folded, back.end())
                 if found is None:
                     continue
-                sentence = found.group("q1") or found.group("q2") or found.groupdict().get("c")
+                sentence = (
+                    found.group("q1")
+                    or found.group("q2")
+                    or found.group("q3")
+                    or found.groupdict().get("c")
+                )
                 if not sentence or not _a_sentence(sentence):
                     continue
                 if _CONDITION_AFTER.match(folded, found.end()) is not None:

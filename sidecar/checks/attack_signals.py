@@ -53,7 +53,7 @@ from typing import Any, Literal, NamedTuple
 import ahocorasick
 
 from ..scan import RE2
-from .attack_hijack import HIJACK_CUES, hijacked
+from .attack_hijack import HIJACK_CUES, REPLACED_CUES, hijacked
 from .attack_languages import LEAD_REACH, OPENINGS, PROMPT_CORES, PROMPT_FORMS
 from .attack_setup import (
     ML_PROMPT_TERMS,
@@ -2193,6 +2193,9 @@ _PRIMING = "(primed)"
 _HIJACK = "(hijack)"
 """The prefilter's names of each language's taking back (:data:`.attack_hijack.HIJACK_CUES`)
 begin so: ``(hijack)en``."""
+_REPLACED = "(hijack+)"
+"""The prefilter's names of each language's task replaced
+(:data:`.attack_hijack.REPLACED_CUES`) begin so: ``(hijack+)en``."""
 _BY_TRIGGERS = frozenset(
     {
         "affirmative_prefix",
@@ -2244,6 +2247,7 @@ _MAYBE = Prefilter(
         _PRIMING: _PRIMED,
         PASTED: re.compile(_PASTED_AT),
         **{_HIJACK + code: re.compile(cue, re.DOTALL) for code, cue in HIJACK_CUES.items()},
+        **{_REPLACED + code: re.compile(cue, re.DOTALL) for code, cue in REPLACED_CUES.items()},
     }
 )
 """Which of the worded patterns, the encoded stretches, the look-alike letters and the
@@ -2385,10 +2389,14 @@ def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal
         found["fiction_request"] = Signal("persona", True, "fiction_request")
     _override_signals(folded, maybe, found)
     codes = [n[len(_HIJACK) :] for n in maybe if n.startswith(_HIJACK)] if not passage else []
-    if codes:
+    replaced = (
+        [n[len(_REPLACED) :] for n in maybe if n.startswith(_REPLACED)] if not passage else []
+    )
+    if codes or replaced:
         from .attack_documents import unquoted  # imports this module
 
-        if hijacked(folded, sorted(codes), functools.partial(unquoted, prompt=True)) is not None:
+        read = functools.partial(unquoted, prompt=True)
+        if hijacked(folded, codes, read, replaced) is not None:
             found["hijack"] = Signal("instruction_override", True, "hijack")
     if not original.isascii() and _LOOKALIKE in maybe and _HOMOGLYPH.search(folded) is not None:
         found["homoglyph"] = Signal("obfuscation", True, "homoglyph")
