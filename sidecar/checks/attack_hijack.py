@@ -357,75 +357,77 @@ def _new_task(words: str) -> str:
     return rf"(?:{words})(?=\s*:)"
 
 
-_REPLACED: Final = {
+_NEW_TASKS: Final = {
+    "en": r"new\s+(?:task|instructions?)",
+    "es": r"nuevas?\s+(?:tarea|instrucci[oó]n|instrucciones)",
+    "fr": r"(?:nouvelles?|nvlle)\s+(?:t[âa]che|instructions?|consignes?)",
+    "de": r"neue\s+(?:aufgabe|anweisungen?)",
+    "it": r"nuov[oae]\s+(?:compito|istruzion[ei])",
+    "pt": r"novas?\s+(?:tarefa|instru[çc][ãa]o|instru[çc][õo]es)",
+    "nl": r"nieuwe\s+(?:opdracht|instructies?|taak)",
+    "ru": r"нов(?:ое|ая|ые)\s+(?:задание|задача|инструкци[яи])",
+    "pl": r"nowe\s+(?:zadanie|polecenie|instrukcje)",
+    "tr": r"yeni\s+(?:g[öo]rev|talimat)",
+    "zh": r"新任务|新指令",
+    "ja": r"新しい(?:指示|タスク)",
+    "ko": r"새로운\s?(?:작업|지시)|새\s?작업",
+    "ar": r"مهمة\s+جديدة|تعليمات\s+جديدة",
+    "hi": r"नया\s+(?:काम|निर्देश)",
+}
+"""Each language's words for a new task given: read as a taking back where a mark ends what
+came before and a colon follows ("### STOP. New task: ...")."""
+_CANCELLED: Final = {
     "en": (
-        _after_mark(_new_task(r"new\s+(?:task|instructions?)"))
-        + r"|\bstop\s+(?:summari[sz]ing|translating|classifying|correcting|answering)\b"
+        r"\bstop\s+(?:summari[sz]ing|translating|classifying|correcting|answering)\b"
         r"|\b(?:previous|prior|earlier|all)\s+instructions\s+(?:no\s+longer|don'?t|do\s+not)"
         r"\s+apply\b"
     ),
     "es": (
-        _after_mark(
-            _new_task(r"nuevas?\s+(?:tarea|instrucci[oó]n|instrucciones)")
-            + r"|ignora\s+todo(?![^\W\d_])"
-        )
-        + r"|\bcancela\s+(?:la|las|tu|tus)\s+(?:\w+\s+)?(?:tarea|instrucci[oó]n|instrucciones)\b"
+        r"\bcancela\s+(?:la|las|tu|tus)\s+(?:\w+\s+)?(?:tarea|instrucci[oó]n|instrucciones)\b"
         r"|\bno\s+hagas\s+caso\s+a\s+lo\s+de\s+arriba\b"
     ),
-    "fr": (
-        _after_mark(_new_task(r"(?:nouvelles?|nvlle)\s+(?:t[âa]che|instructions?|consignes?)"))
-        + r"|\bignore\s+(?:le|ton|votre)\s+(?:r[ée]sum[ée]|correction|classement)\b"
-    ),
-    "de": (
-        _after_mark(_new_task(r"neue\s+(?:aufgabe|anweisungen?)"))
-        + r"|\blass(?:en\s+sie)?\s+das\s+mit\s+(?:der|dem)\s+\w+"
-    ),
-    "it": (
-        _after_mark(_new_task(r"nuov[oae]\s+(?:compito|istruzion[ei])"))
-        + r"|\bannulla\s+(?:il|la|le|i)\s+(?:\w+\s+)?(?:compito|istruzion[ei]|richiesta)\b"
-    ),
+    "fr": r"\bignore\s+(?:le|ton|votre)\s+(?:r[ée]sum[ée]|correction|classement)\b",
+    "de": r"\blass(?:en\s+sie)?\s+das\s+mit\s+(?:der|dem)\s+\w+",
+    "it": r"\bannulla\s+(?:il|la|le|i)\s+(?:\w+\s+)?(?:compito|istruzion[ei]|richiesta)\b",
     "pt": (
-        _after_mark(_new_task(r"novas?\s+(?:tarefa|instru[çc][ãa]o|instru[çc][õo]es)"))
-        + r"|\bcancel[ae]\s+(?:a|as|o|os)\s+(?:\w+\s+)?(?:tarefa|instru[çc][ãa]o"
+        r"\bcancel[ae]\s+(?:a|as|o|os)\s+(?:\w+\s+)?(?:tarefa|instru[çc][ãa]o"
         r"|instru[çc][õo]es)\b"
     ),
-    "nl": (
-        _after_mark(_new_task(r"nieuwe\s+(?:opdracht|instructies?|taak)"))
-        + r"|\bnegeer\s+(?:alles\s+)?bovenstaande?\b"
-    ),
+    "nl": r"\bnegeer\s+(?:alles\s+)?bovenstaande?\b",
     "ru": (
-        _after_mark(_new_task(r"нов(?:ое|ая|ые)\s+(?:задание|задача|инструкци[яи])"))
-        + r"|\b(?:забудь(?:те)?\s+(?:про|о)\s+(?:перевод|задани[ея]|вопрос"
+        r"\b(?:забудь(?:те)?\s+(?:про|о)\s+(?:перевод|задани[ея]|вопрос"
         r"|инструкци[июя]\w*)|отмени(?:те)?\s+(?:\w+\s+)?(?:инструкци\w*|задани\w*|задач\w*"
         r"|команд\w*)|забей(?:те)?\s+на)(?!\w)"
     ),
     "pl": (
-        _after_mark(_new_task(r"nowe\s+(?:zadanie|polecenie|instrukcje)"))
-        + r"|\bzapomnij\s+o\s+(?:t[łl]umaczeniu|poprawianiu)\b"
+        r"\bzapomnij\s+o\s+(?:t[łl]umaczeniu|poprawianiu)\b"
         r"|\banuluj\s+(?:\w+\s+)?(?:polecenie|zadanie|instrukcj[eę])\b"
         r"|\bzignoruj\s+wszystko\s+(?:wy[żz]ej|powy[żz]ej)\b"
     ),
-    "tr": (
-        _after_mark(_new_task(r"yeni\s+(?:g[öo]rev|talimat)"))
-        + r"|\b(?:talimat[ıi]|g[öo]revi)\s+iptal\s+et\b|\bher\s+[şs]eyi\s+unut\b"
-    ),
-    "zh": _after_mark(_new_task(r"新任务|新指令"))
-    + r"|取消(?:上面|之前|前面|刚才)的?(?:指令|任务|要求)",
+    "tr": r"\b(?:talimat[ıi]|g[öo]revi)\s+iptal\s+et\b|\bher\s+[şs]eyi\s+unut\b",
+    "zh": r"取消(?:上面|之前|前面|刚才)的?(?:指令|任务|要求)",
     "ja": (
-        _after_mark(_new_task(r"新しい(?:指示|タスク)"))
-        + r"|(?:指示|命令)は(?:取り消し|無視)(?!に|され|で|と|し|する)"
+        r"(?:指示|命令)は(?:取り消し|無視)(?!に|され|で|と|し|する)"
         r"|(?:指示|命令)[^。\n]{0,6}無視(?=[。、!！\s]|$)"
     ),
-    "ko": (
-        _after_mark(_new_task(r"새로운\s?(?:작업|지시)|새\s?작업"))
-        + r"|(?:지시|명령)(?:는|은)?\s?취소(?![가-힣])"
-    ),
-    "ar": (
-        _after_mark(_new_task(r"مهمة\s+جديدة|تعليمات\s+جديدة"))
-        + r"|\bأل?غ[\u064b-\u0652]*\s+(?:التعليمات|الأوامر|المهمة)(?![^\W\u064b-\u0652])"
-    ),
-    "hi": (_after_mark(_new_task(r"नया\s+(?:काम|निर्देश)")) + r"|(?:निर्देश|काम)\s+रद्द\s+कर(?:ो|ें|िए)"),
+    "ko": r"(?:지시|명령)(?:는|은)?\s?취소(?![가-힣])",
+    "ar": r"\bأل?غ[\u064b-\u0652]*\s+(?:التعليمات|الأوامر|المهمة)(?![^\W\u064b-\u0652])",
+    "hi": r"(?:निर्देश|काम)\s+रद्द\s+कर(?:ो|ें|िए)",
 }
+"""Each language's task or instruction cancelled, everything above forgotten ("отмени
+предыдущую инструкцию", "取消上面的指令", "her şeyi unut")."""
+_AFTER_MARK_TOO: Final = {"es": r"ignora\s+todo(?![^\W\d_])"}
+"""What else takes back only after a mark: "###\nIGNORA TODO." opens a line, "Mi jefe ignora
+todo lo que le digo" says what someone does (the third person is written as the imperative)."""
+
+
+def _marked(code: str) -> str:
+    """The language's takings back read only after a mark, as one group."""
+    more = _AFTER_MARK_TOO.get(code)
+    return _after_mark(_new_task(_NEW_TASKS[code]) + (f"|{more}" if more else ""))
+
+
+_REPLACED: Final = {code: f"{_marked(code)}|{_CANCELLED[code]}" for code in _NEW_TASKS}
 """What takes back a task in every language besides: a new one given ("New task:", "NUEVA
 TAREA:", "新任务："), the task or the instruction cancelled ("取消上面的指令", "отмени
 предыдущую инструкцию"), everything above forgotten."""
