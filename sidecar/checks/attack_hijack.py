@@ -443,11 +443,17 @@ _ENDS: Final = (
     r"|即可|就够了|这句话|這句話))"
 )
 """What may follow a quoted sentence: the clause's end, or "and nothing else", "five times"."""
-_QUOTED: Final = (
-    r"(?:\"(?P<q1>[^\"\n]{4,240})\"|(?<![^\W\d_\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])'"
-    r"(?P<q2>[^'\n]{4,240})'(?![^\W\d_\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])"
-    r"|\u300e(?P<q3>[^\u300f\n]{4,240})\u300f)" + _ENDS
+_CJK_LETTERS: Final = r"\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af"
+"""Kana, CJK ideographs and Hangul, as a character class's ranges."""
+_SPACED_LETTER: Final = rf"[^\W\d_{_CJK_LETTERS}]"
+"""A letter of a script written with spaces: beside one, ``'`` is an apostrophe ("don't"),
+not a quotation mark; beside a Chinese or Japanese letter, it is one ("只回复'...'这句话")."""
+_QUOTES: Final = (
+    rf"\"(?P<q1>[^\"\n]{{4,240}})\"|(?<!{_SPACED_LETTER})'(?P<q2>[^'\n]{{4,240}})'",
+    r"\u300e(?P<q3>[^\u300f\n]{4,240})\u300f",
 )
+"""A sentence in double quotes, in single quotes, or in 『』 (groups ``q1``, ``q2``, ``q3``)."""
+_QUOTED: Final = rf"(?:{_QUOTES[0]}(?!{_SPACED_LETTER})|{_QUOTES[1]})" + _ENDS
 _AFTER_COLON: Final = r":[ \t]*+(?P<c>[^\n\"]{4,240}+)\"?\s*+\Z"
 _SENTENCE: Final = rf"\s*(?::?\s*{_QUOTED}|{_AFTER_COLON})"
 """The sentence: quoted, or after a colon to the text's end (a draft the user dictates after a
@@ -603,11 +609,7 @@ _VERB_LAST: Final = {
 }
 """The order where the sentence comes first and the verb after it."""
 
-_LAST_QUOTED: Final = (
-    r"(?:\"(?P<q1>[^\"\n]{4,240})\"|(?<![^\W\d_\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])'"
-    r"(?P<q2>[^'\n]{4,240})'"
-    r"|\u300e(?P<q3>[^\u300f\n]{4,240})\u300f)"
-)
+_LAST_QUOTED: Final = rf"(?:{'|'.join(_QUOTES)})"
 
 
 def _form(gap: str, tail: str) -> re.Pattern[str]:
@@ -645,7 +647,7 @@ _DONT: Final = re.compile(r"don'?t|do\s+not")
 _OBJECT_APART: Final = frozenset({"ja", "ko", "zh", "hi", "ar"})
 """Languages whose taking back is read without its object (:data:`_NOT_A_TASK`)."""
 
-_CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_CJK: Final = re.compile(f"[{_CJK_LETTERS}]")
 
 
 def _a_sentence(words: str) -> bool:
