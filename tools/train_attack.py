@@ -35,7 +35,12 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from sidecar.checks.attack_model import AttackModel, features, model_text  # noqa: E402
-from sidecar.checks.attack_signals import SUFFIX_LM_CHARS, _suffix, signals  # noqa: E402
+from sidecar.checks.attack_signals import (  # noqa: E402
+    JUDGE_ONLY,
+    SUFFIX_LM_CHARS,
+    _suffix,
+    signals,
+)
 from sidecar.checks.attack_tail import TAIL_FILE, TailModel, replace_tail_model  # noqa: E402
 from sidecar.checks.refusal_text import fold  # noqa: E402
 from tools.fetch_detector_data import ATTACK_HELD_OUT  # noqa: E402
@@ -85,7 +90,7 @@ def featurise(text: str) -> list[str]:
     found = _FEATURES.get(text)
     if found is None:
         folded = fold(text)
-        cues = [s.cue for s in signals(text, folded)]
+        cues = [s.cue for s in signals(text, folded) if s.cue not in JUDGE_ONLY]
         found = _FEATURES[text] = features(model_text(folded), cues, len(text))
     return found
 
@@ -129,7 +134,11 @@ def out_of_fold(
 
 def _args(text: str) -> tuple[str, list[str], int]:
     folded = fold(text)
-    return model_text(folded), [s.cue for s in signals(text, folded)], len(text)
+    return (
+        model_text(folded),
+        [s.cue for s in signals(text, folded) if s.cue not in JUDGE_ONLY],
+        len(text),
+    )
 
 
 def lowest(scores: Sequence[float], rows: Sequence[Row], budget: float) -> float:

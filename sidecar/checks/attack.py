@@ -44,6 +44,7 @@ from .attack_model import (
 )
 from .attack_planted import planted_task
 from .attack_signals import (
+    JUDGE_ONLY,
     REQUEST_SUFFIX,
     REQUEST_SUFFIX_AGREE,
     TECHNIQUES,
@@ -246,8 +247,12 @@ class AttackAttempt(Check[AttackParams]):
                 [read, *windows(t)] if t is not None and not _sure(s) else [read]
                 for (read, _), t, s in zip(views, long, found, strict=True)
             ]
-            # the request-and-suffix cue only lowers the bar of the suffix cue it comes with
-            cues = [[s.cue for s in signal if s.cue != REQUEST_SUFFIX] for signal in found]
+            # the request-and-suffix cue only lowers the bar of the suffix cue it comes with;
+            # the judge's cues are no features
+            cues = [
+                [s.cue for s in signal if s.cue != REQUEST_SUFFIX and s.cue not in JUDGE_ONLY]
+                for signal in found
+            ]
             scores = self.model.score_reads(reads, cues, [len(t) for t in texts])
             alone = math.inf if documents else self.alone
             alone_long = max(alone, self.alone_long)
@@ -301,7 +306,9 @@ class AttackAttempt(Check[AttackParams]):
             techniques = [LEARNED]
         if not techniques:
             cues = tuple(s.technique for s in found)
-            return self._unsure(cues, p) if unsure else Finding(False, (), None, p)
+            if not unsure:
+                return Finding(False, (), None, p)
+            return self._unsure(cues, p, judged=any(s.cue in JUDGE_ONLY for s in found))
         named = tuple(sorted(set(techniques), key=_ORDER.__getitem__))
         return Finding(True, named, category_of(named), p)
 
@@ -325,15 +332,21 @@ class AttackAttempt(Check[AttackParams]):
         return decided
 
     def _agree(self, cue: str) -> float:
-        """The probability from which the model confirms a cue."""
+        """The probability from which the model confirms a cue (never one of
+        :data:`~.attack_signals.JUDGE_ONLY`)."""
+        if cue in JUDGE_ONLY:
+            return math.inf
         if cue == REQUEST_SUFFIX:
             return min(self.agree, self.params.suffix_agree)
         return self.agree
 
-    def _unsure(self, cues: tuple[str, ...], p: float) -> Finding:
+    def _unsure(self, cues: tuple[str, ...], p: float, judged: bool = False) -> Finding:
         """Not an attack: uncertain where a cue went unconfirmed at a probability of at least
-        :data:`UNCERTAIN_FLOOR`, or the model reached ``agree`` (never without the model)."""
-        if self.model is None or p < UNCERTAIN_FLOOR or not (cues or p >= self.agree):
+        :data:`UNCERTAIN_FLOOR`, or the model reached ``agree`` (never without the model);
+        ``judged`` (a cue of :data:`~.attack_signals.JUDGE_ONLY` among them): uncertain."""
+        if not judged and (
+            self.model is None or p < UNCERTAIN_FLOOR or not (cues or p >= self.agree)
+        ):
             return Finding(False, (), None, p)
         named = tuple(sorted(set(cues), key=_ORDER.__getitem__))
         return Finding(False, named, None, p, uncertain=True)

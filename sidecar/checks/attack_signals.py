@@ -53,7 +53,7 @@ from typing import Any, Literal, NamedTuple
 import ahocorasick
 
 from ..scan import RE2
-from .attack_hijack import HIJACK_CUES, REPLACED_CUES, hijacked
+from .attack_hijack import HIJACK_CUES, REPLACED_CUES, goal_hijack
 from .attack_languages import LEAD_REACH, OPENINGS, PROMPT_CORES, PROMPT_FORMS
 from .attack_setup import (
     ML_PROMPT_TERMS,
@@ -71,6 +71,8 @@ _re2: Any = RE2  # None where google-re2 is not installed (see sidecar.scan)
 
 __all__ = [
     "ADVANCED",
+    "HIJACK_SHAPE",
+    "JUDGE_ONLY",
     "ORDER_VERBS",
     "READ_WORDS",
     "TECHNIQUES",
@@ -2055,6 +2057,12 @@ def _suffix(original: str, unbalanced: int | None = None) -> tuple[int, str]:
 REQUEST_SUFFIX = "request_then_suffix"
 """The cue of a plain request with an optimised suffix after it (:func:`_request_then_suffix`),
 which the model need confirm only from ``suffix_agree`` (:data:`REQUEST_SUFFIX_AGREE`)."""
+HIJACK_SHAPE = "hijack_shape"
+"""The cue of a task taken back and a sentence given after it with no order read
+(:class:`.attack_hijack.Hijack` not ``ordered``): the check never confirms it, and with
+``uncertain`` makes the prompt uncertain whatever the model gives it."""
+JUDGE_ONLY = frozenset({HIJACK_SHAPE})
+"""Cues the model neither reads as features nor confirms: only the judge reads them."""
 REQUEST_SUFFIX_AGREE = 0.2
 """The model's probability from which :data:`REQUEST_SUFFIX` counts by default (other cues:
 ``agree``, 0.5 as shipped). The model gives GCG's prompts 0.2 to 0.5 as often as more: it
@@ -2396,8 +2404,10 @@ def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal
         from .attack_documents import unquoted  # imports this module
 
         read = functools.partial(unquoted, prompt=True)
-        if hijacked(folded, codes, read, replaced) is not None:
-            found["hijack"] = Signal("instruction_override", True, "hijack")
+        hijack = goal_hijack(folded, codes, read, replaced)
+        if hijack is not None:
+            cue = "hijack" if hijack.ordered else HIJACK_SHAPE
+            found[cue] = Signal("instruction_override", hijack.ordered, cue)
     if not original.isascii() and _LOOKALIKE in maybe and _HOMOGLYPH.search(folded) is not None:
         found["homoglyph"] = Signal("obfuscation", True, "homoglyph")
     # read in the original: folding drops the tags, which are drawn as nothing
