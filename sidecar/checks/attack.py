@@ -12,12 +12,12 @@ The value is a bool; the detail names the category and the techniques found, nev
 text: ``intermediate: instruction_override, persona (p=0.98)``. Techniques the model found
 alone, with no signal, are named ``learned``. With ``uncertain: true``, a prompt it does not
 flag but could not tell about, that wraps a request in a language task (by the rules of
-:mod:`.attack_frames` or the frame model of :mod:`.attack_frame_model`), or that pastes a
-document with an order in it for its reader, gets ``uncertain: <cues> (p=0.55)``, for the
-judge. With
-``field: contexts`` each passage is read on its own (an instruction addressed to the assistant
-inside a document: indirect injection); a document a prompt marks as pasted (``<email>``, a
-fenced block) is read the same way.
+:mod:`.attack_frames` or the frame model of :mod:`.attack_frame_model`), that pastes a
+document with an order in it for its reader, or that takes back its task and gives a sentence
+after it with no order read (:class:`~.attack_hijack.Hijack`), gets ``uncertain: <cues>
+(p=0.55)``, for the judge. With ``field: contexts`` each passage is read on its own (an
+instruction addressed to the assistant inside a document: indirect injection); a document a
+prompt marks as pasted (``<email>``, a fenced block) is read the same way.
 """
 
 from __future__ import annotations
@@ -152,7 +152,9 @@ class AttackParams(Params):
     :mod:`.attack_frame_model` where the rules do not read it), whose harm only the judge can
     read, and a prompt that pastes a document with an order in it for whoever
     reads it (:func:`~.attack_documents.unmarked_orders`, :mod:`.attack_planted`), which may
-    be planted or the document's own. Off by default: each is a judge call, for about 1 to 2
+    be planted or the document's own, and a prompt that takes back its task and gives a
+    sentence after it with no order read (:class:`~.attack_hijack.Hijack`), whatever the
+    model gives it. Off by default: each is a judge call, for about 1 to 2
     real users' questions in 100 (a translation or proofreading service sends many more, a
     tutoring service some). Retrieved passages are never uncertain."""
 
