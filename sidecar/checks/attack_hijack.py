@@ -245,9 +245,7 @@ _TAKE_BACK: Final = {
         r"|lass(?:en\s+sie)?\s+(?:das|es)\s+(?:sein|bleiben)|lass\s+gut\s+sein"
         r"|beantworte\s+(?:das|die\s+frage|meine\s+frage|dies)\s+nicht"
         r"|antworte\s+nicht(?!\s+auf\s+diese\w*\s+(?:e-?mail|nachricht|sms)))\b"
-        # "egal" with the mark before it: RE2's pass keeps no word boundary, and "illegal" sent
-        # one prompt in twenty to be searched for a German taking back
-        r"|(?:^|[\s,.;:!?\"'(\u2014\u2013-])egal(?!\s+(?:wie|ob|was|wo|wann|welche\w*|wer))"
+        r"|\begal\b(?!\s+(?:wie|ob|was|wo|wann|welche\w*|wer))"
     ),
     "it": (
         r"\b(?:(?:ignora|ignorate|ignori|dimentica|dimenticate|dimentichi)\s+(?:questo|quello"
@@ -764,8 +762,6 @@ def goal_hijack(
     for code in sorted(taken | with_replaced):
         for back in _takings_back(folded, code, code in taken, code in with_replaced):
             at = back.start()
-            if not folded[at].isalnum():
-                at += 1  # a mark matched before the words (German "egal")
             if not _takes_back(folded, at, back, code):
                 continue
             if _gives_sentence(folded, at, back.end(), code, _FORMS[code], plain_text):

@@ -14,7 +14,11 @@ stdlib parser, as :func:`sidecar.scan.translate` does for user patterns, which i
   translated: RE2 has no look-arounds and reads ``\\b`` as ASCII, and a search that stops at
   ``endpos`` counts a word cut there as ended, so ``\\b`` and ``$`` can hold in a window
   where they fail in the whole text. A look-ahead that closes the pattern is read as
-  characters (what it looks at lies inside the window the match ends in);
+  characters (what it looks at lies inside the window the match ends in). One ``\\b`` is
+  kept: before what always opens with an ASCII letter, digit or ``_`` (``\\bfoo``,
+  ``\\b(?:if|when)``). ``re`` reads the character before it in the whole text, not the
+  window, and where ``re`` sees no word character there, RE2, which knows fewer, sees none
+  either; so a word's letters inside another ("egal" in "illegal") open no candidate;
 * ``^`` stays (a search that starts at ``pos`` matches it only where the whole text does);
 * a repeat of more than one is made unbounded (``.{0,200}`` becomes ``.*``): a superset, and
   it keeps RE2's automaton small;
@@ -139,15 +143,62 @@ def superset(pattern: re.Pattern[str]) -> str | None:
         return None
 
 
-def _emit(items: list[tuple[Any, Any]], flags: int, *, closes: bool) -> str:
-    """``closes``: nothing of the pattern follows these items."""
-    return "".join(
-        _one(op, av, flags, closes=closes and i == len(items) - 1)
-        for i, (op, av) in enumerate(items)
-    )
+def _emit(items: list[tuple[Any, Any]], flags: int, *, closes: bool, bounded: bool = False) -> str:
+    """``closes``: nothing of the pattern follows these items; ``bounded``: a word boundary
+    comes before them (kept where they open with an ASCII word character, and handed to the
+    alternatives of a group that opens them, each of which may)."""
+    out: list[str] = []
+    for i, (op, av) in enumerate(items):
+        if op is _C.AT and av is _C.AT_BOUNDARY:
+            bounded = True
+            continue
+        if bounded and op not in _ZERO_WIDTH:
+            if _opens_ascii_word(items[i:]):
+                out.append("\\b")
+            elif op is _C.BRANCH or op is _C.SUBPATTERN:
+                out.append(_one(op, av, flags, closes=closes and i == len(items) - 1, bounded=True))
+                bounded = False
+                continue
+            bounded = False
+        out.append(_one(op, av, flags, closes=closes and i == len(items) - 1))
+    return "".join(out)
 
 
-def _one(op: Any, av: Any, flags: int, *, closes: bool) -> str:
+_ZERO_WIDTH = (_C.AT, _C.ASSERT, _C.ASSERT_NOT)
+
+
+def _opens_ascii_word(items: list[tuple[Any, Any]]) -> bool:
+    """Whether the first character every match of ``items`` consumes is an ASCII letter,
+    digit or ``_`` (assertions before it consume none); False where that cannot be told."""
+    for op, av in items:
+        if op in _ZERO_WIDTH:
+            continue
+        if op is _C.LITERAL:
+            return _ascii_word(av, av)
+        if op is _C.IN:
+            return bool(av) and all(
+                (o is _C.LITERAL and _ascii_word(a, a)) or (o is _C.RANGE and _ascii_word(*a))
+                for o, a in av
+            )
+        if op is _C.BRANCH:
+            return all(_opens_ascii_word(list(alt)) for alt in av[1])
+        if op is _C.SUBPATTERN or op is _C.ATOMIC_GROUP:
+            sub = av[3] if op is _C.SUBPATTERN else av
+            return _opens_ascii_word(list(sub))
+        if op in (_C.MAX_REPEAT, _C.MIN_REPEAT, _C.POSSESSIVE_REPEAT):
+            lo, _hi, sub = av
+            return lo >= 1 and _opens_ascii_word(list(sub))
+        return False
+    return False
+
+
+def _ascii_word(lo: int, hi: int) -> bool:
+    """Whether every character from ``lo`` to ``hi`` is an ASCII letter, digit or ``_``."""
+    return any(a <= lo and hi <= b for a, b in _ASCII_WORD)
+
+
+def _one(op: Any, av: Any, flags: int, *, closes: bool, bounded: bool = False) -> str:
+    """One item; ``bounded`` (a group after a word boundary): see :func:`_emit`."""
     if op is _C.LITERAL:
         return _char(av)
     if op is _C.NOT_LITERAL:
@@ -157,13 +208,14 @@ def _one(op: Any, av: Any, flags: int, *, closes: bool) -> str:
     if op is _C.IN:
         return _class(av)
     if op is _C.BRANCH:
-        return "(?:" + "|".join(_emit(list(alt), flags, closes=closes) for alt in av[1]) + ")"
+        alternatives = (_emit(list(alt), flags, closes=closes, bounded=bounded) for alt in av[1])
+        return "(?:" + "|".join(alternatives) + ")"
     if op is _C.SUBPATTERN:
         _group, add, remove, sub = av
         inner = (flags | add) & ~remove
         if inner & ~_FLAGS:
             raise _Unknown("inline flags")
-        return "(?:" + _emit(list(sub), inner, closes=closes) + ")"
+        return "(?:" + _emit(list(sub), inner, closes=closes, bounded=bounded) + ")"
     if op is _C.ATOMIC_GROUP:
         return "(?:" + _emit(list(av), flags, closes=closes) + ")"
     if op in (_C.MAX_REPEAT, _C.MIN_REPEAT, _C.POSSESSIVE_REPEAT):

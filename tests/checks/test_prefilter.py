@@ -45,8 +45,13 @@ EDGES = [
     re.compile(r"(a|b)\1"),
     re.compile(r"(?s:f.o)|b a r\Z"),
     re.compile(r"(?x) b a r  # spaced"),
+    re.compile(r"\bfoo|x\b(?:bar|_y)"),
+    re.compile(r"\b(?!x)[a-z]o\b|\b(?:oo)+r"),
+    re.compile(r"\b(?:if|\u0435)oo"),
+    re.compile(r"\b(?:a|b)?r"),
 ]
-"""Assertions at a window's end, look-arounds, classes and their negations, back-references."""
+"""Assertions at a window's end, look-arounds, classes and their negations, back-references;
+a word boundary before an ASCII letter, which the superset keeps."""
 
 
 def _re2_finds(expr: str, text: str) -> bool:
@@ -72,10 +77,25 @@ _SUPERSETS = [(p, re2.compile(superset(p) or "")) for p in EDGES]
 
 @settings(max_examples=500, deadline=None)
 @given(st.lists(_alphabet, max_size=30).map("".join), st.integers(0, 40), st.integers(0, 40))
+@example(" \u0435oo", 0, 40)  # a boundary before a letter RE2 does not know as one
+@example("x foo", 2, 40)  # a boundary at a window's start, read in the whole text
 def test_the_superset_matches_wherever_a_window_does(text: str, pos: int, end: int) -> None:
     for pattern, expr in _SUPERSETS:
         if pattern.search(text, pos, end) is not None:
             assert expr.search(text) is not None, (pattern.pattern, text, pos, end)
+
+
+def test_a_boundary_is_kept_only_before_what_opens_with_an_ascii_word_character() -> None:
+    """RE2's ``\\b`` knows only ASCII word characters: before one, it holds wherever ``re``'s
+    does, so a word inside another opens no candidate; before anything else it is dropped."""
+    kept = superset(re.compile(r"\begal\b"))
+    assert kept is not None and not _re2_finds(kept, "illegal") and _re2_finds(kept, "so egal")
+    assert _re2_finds(kept, "éegal")  # RE2 sees a boundary where re does not: more, not less
+    for dropped in (r"\b\w+", r"\b(?:a|b)?c", r"\b(?=foo)"):
+        assert "\\b" not in (superset(re.compile(dropped)) or ""), dropped
+    # before a group, each alternative that opens with one keeps it
+    either = superset(re.compile(r"\b(?:if|\u0435x)"))
+    assert either is not None and not _re2_finds(either, "xif") and _re2_finds(either, "x\u0435x")
 
 
 def test_every_edge_pattern_has_a_superset() -> None:
