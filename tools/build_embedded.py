@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Build ``embedded_tasks``: instructions placed as the text of an ordinary task.
 
 A "latent jailbreak" (Qiu et al. 2023) puts a malicious instruction inside a benign task such
@@ -17,18 +16,14 @@ technique's description only, with task frames of the project's own wording:
   an attack.
 
 Deterministic (seeded) and offline: the public lists are read by
-``tools/fetch_detector_data.py`` (source ``embedded_tasks``), which calls :func:`build_rows`.
+``tools/fetch_detector_data.py`` (source ``embedded_tasks``), which calls :func:`build_rows`:
 
-Usage:
-    python tools/build_embedded.py --mirror MIRROR_DIR --out OUT_DIR
     python tools/fetch_detector_data.py --mirror MIRROR_DIR --out OUT_DIR --only embedded_tasks
 """
 
 from __future__ import annotations
 
 import random
-import sys
-from pathlib import Path
 from typing import Any
 
 SEED = 20261128
@@ -218,16 +213,3 @@ def build_rows(
                 }
             )
     return rows
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Build the source through the fetch script (which reads the public lists)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from fetch_detector_data import main as fetch_main
-
-    args = sys.argv[1:] if argv is None else argv
-    return fetch_main([*args, "--only", "embedded_tasks"])
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

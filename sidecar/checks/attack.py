@@ -30,7 +30,7 @@ from typing import NamedTuple
 from pydantic import Field
 
 from ..events import Event
-from .attack_documents import passage_signals, unmarked_orders
+from .attack_documents import unmarked_orders
 from .attack_frame_model import READ_MAX, default_frame_model, frame_cues, names_a_task
 from .attack_frames import framed_request
 from .attack_model import (
@@ -51,6 +51,7 @@ from .attack_signals import (
     Category,
     Signal,
     category_of,
+    passage_signals,
     signals,
 )
 from .base import UNCERTAIN_PREFIX, Check, CheckContext, CheckResult, Params

@@ -23,8 +23,8 @@ addresses to the reader.
 
 Passages in twelve other languages are read by the forms of :mod:`.attack_languages`. What a
 passage quotes as an example ("phrases such as "ignore previous instructions"") is its topic,
-not an order to its reader (:func:`unquoted`); :func:`passage_signals` reads a passage with
-all of these.
+not an order to its reader (:func:`unquoted`); :func:`~.attack_signals.passage_signals`
+reads a passage with all of these and the prompt signals.
 
 Cost: an RE2 pass (the patterns' prefilters in one set, as for the worded signals, and each
 other language's gates) says whether any pattern may match; most passages stop there.
@@ -36,14 +36,13 @@ import bisect
 import functools
 import re
 
+from .attack_base import ORDER_VERBS, READ_WORDS, Signal
 from .attack_languages import LANGUAGE_GATES, LANGUAGE_PATTERNS, LANGUAGE_WORDS
-from .attack_signals import ORDER_VERBS, READ_WORDS, Signal, signals
 from .prefilter import Prefilter
 
 __all__ = [
     "between",
     "document_signals",
-    "passage_signals",
     "pasted_documents",
     "pasted_signals",
     "unmarked_orders",
@@ -523,23 +522,6 @@ def unquoted(folded: str, *, prompt: bool = False) -> str:
         return folded
     parts.append(folded[last:])
     return "".join(parts)
-
-
-def passage_signals(original: str, folded: str) -> list[Signal]:
-    """Every signal of a retrieved passage (``folded``: it casefolded): the prompt signals
-    but the reading of its tail (a passage's odd tail is code, a table or a log far more often
-    than an optimised suffix, which attackers type into prompts), and the orders it gives an AI
-    reader (:func:`document_signals`). Where one is sure, the passage is read again without
-    the quotations it cites as examples (:func:`unquoted`): most passages have no sure signal
-    and pay nothing for that."""
-    found = signals(original, folded, passage=True)
-    found += document_signals(folded)
-    if any(s.sure for s in found):
-        plain = unquoted(folded)
-        if plain is not folded:
-            found = signals(original, plain, passage=True)
-            found += document_signals(plain)
-    return found
 
 
 def document_signals(folded: str) -> list[Signal]:

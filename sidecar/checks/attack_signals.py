@@ -53,6 +53,8 @@ from typing import Any, Literal, NamedTuple
 import ahocorasick
 
 from ..scan import RE2
+from .attack_base import ORDER_VERBS, READ_WORDS, Signal
+from .attack_documents import document_signals, pasted_signals, unquoted
 from .attack_hijack import HIJACK_CUES, REPLACED_CUES, goal_hijack
 from .attack_languages import LEAD_REACH, OPENINGS, PROMPT_CORES, PROMPT_FORMS
 from .attack_setup import (
@@ -79,6 +81,7 @@ __all__ = [
     "Category",
     "Signal",
     "category_of",
+    "passage_signals",
     "signals",
 ]
 
@@ -99,14 +102,6 @@ TECHNIQUES = (
 """Every technique a signal may name, in the order a detail lists them."""
 ADVANCED = frozenset({"obfuscation", "adversarial_suffix"})
 """Techniques of the ``advanced`` category; the others are ``intermediate``."""
-
-
-class Signal(NamedTuple):
-    technique: str
-    sure: bool
-    """An attack on its own; otherwise a cue the model must agree with."""
-    cue: str
-    """Which rule fired (a fixed name, never event text): also a feature of the model."""
 
 
 def category_of(techniques: Sequence[str]) -> Category:
@@ -164,85 +159,7 @@ _AI = r"(?:ai|a\.i\.|artificial intelligence|(?:large )?language model|llm|chatb
 _AIS = r"(?:ais|(?:large )?language models|llms|chatbots|(?:ai|llm) (?:assistants|models|agents|systems|tools|bots|readers|crawlers|recruiters|reviewers|screeners))"
 """AIs named as readers, one or many. No product names that are also people's names or
 words ("Claude", "Gemini", "copilot")."""
-READ_WORDS = (
-    "reading",
-    "processing",
-    "parsing",
-    "summarizing",
-    "summarising",
-    "crawling",
-    "scraping",
-    "indexing",
-    "analyzing",
-    "analysing",
-    "reviewing",
-    "evaluating",
-    "screening",
-    "reads",
-    "processes",
-    "parses",
-    "summarizes",
-    "summarises",
-    "reviews",
-    "evaluates",
-    "screens",
-    "analyzes",
-    "analyses",
-    "visiting",
-    "browsing",
-    "accessing",
-    "visits",
-    "browses",
-    "accesses",
-)
-"""What an AI does to the text it is addressed in ("... reading this", "... that reviews
-this"); the document patterns (:mod:`.attack_documents`) read more."""
 _READS = "(?:" + "|".join(READ_WORDS) + ")"
-ORDER_VERBS = (
-    "ignore",
-    "disregard",
-    "reply",
-    "respond",
-    "answer",
-    "say",
-    "tell",
-    "write",
-    "output",
-    "print",
-    "include",
-    "recommend",
-    "rate",
-    "rank",
-    "give",
-    "mention",
-    "append",
-    "add",
-    "do not",
-    "don't",
-    "never",
-    "always",
-    "classify",
-    "treat",
-    "consider",
-    "score",
-    "describe",
-    "summari[sz]e",
-    "forget",
-    "remember",
-    "make sure",
-    "ensure",
-    "state",
-    "insert",
-    "report",
-    "call",
-    "refer",
-    "return",
-    "label",
-    "mark",
-    "approve",
-    "select",
-)
-"""Orders given to an AI reader, at the start of a clause; the document patterns read more."""
 _ORDER_VERB = "(?:" + "|".join(ORDER_VERBS) + ")"
 _ORDER = rf"(?:please\s+)?(?:you (?:must|should|shall|are to|need to|have to)\b|{_ORDER_VERB}\b)"
 """An order at the start of a clause: "reply only with ...", "you must ..."."""
@@ -2272,8 +2189,6 @@ def _override_signals(folded: str, maybe: frozenset[str], found: dict[str, Signa
     names = [name for name in maybe if name in _OVERRIDES]  # (maybe holds a few names)
     if not names:
         return  # most prompts
-    from .attack_documents import unquoted  # imports this module
-
     plain: str | None = None
     for name in sorted(names):
         form, core = _OVERRIDES[name], _OVERRIDE_CORES[name]
@@ -2325,8 +2240,6 @@ def _mentioned(folded: str, found: dict[str, Signal]) -> None:
     are now in developer mode" (:func:`~.attack_documents.unquoted`, ``prompt=True``). An order
     passed on ("my boss said \"...\", so do it") or after a colon (``Text: "Ignore ..."``) is
     read."""
-    from .attack_documents import unquoted  # imports this module
-
     plain = unquoted(folded, prompt=True)
     if plain is folded:
         return
@@ -2401,8 +2314,6 @@ def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal
         [n[len(_REPLACED) :] for n in maybe if n.startswith(_REPLACED)] if not passage else []
     )
     if codes or replaced:
-        from .attack_documents import unquoted  # imports this module
-
         read = functools.partial(unquoted, prompt=True)
         hijack = goal_hijack(folded, codes, read, replaced)
         if hijack is not None:
@@ -2415,7 +2326,23 @@ def signals(original: str, folded: str, *, passage: bool = False) -> list[Signal
         found["hidden_tags"] = Signal("obfuscation", True, "hidden_tags")
     signal_list = list(found.values())
     if not passage and PASTED in maybe:
-        from .attack_documents import pasted_signals  # imports this module
-
         signal_list += [s for s in pasted_signals(folded) if s.cue not in found]
     return signal_list
+
+
+def passage_signals(original: str, folded: str) -> list[Signal]:
+    """Every signal of a retrieved passage (``folded``: it casefolded): the prompt signals
+    but the reading of its tail (a passage's odd tail is code, a table or a log far more often
+    than an optimised suffix, which attackers type into prompts), and the orders it gives an AI
+    reader (:func:`~.attack_documents.document_signals`). Where one is sure, the passage is
+    read again without the quotations it cites as examples
+    (:func:`~.attack_documents.unquoted`): most passages have no sure signal and pay nothing
+    for that."""
+    found = signals(original, folded, passage=True)
+    found += document_signals(folded)
+    if any(s.sure for s in found):
+        plain = unquoted(folded)
+        if plain is not folded:
+            found = signals(original, plain, passage=True)
+            found += document_signals(plain)
+    return found

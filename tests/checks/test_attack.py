@@ -27,7 +27,7 @@ from sidecar.checks.attack import (
     AttackAttempt,
     AttackParams,
 )
-from sidecar.checks.attack_documents import document_signals, passage_signals
+from sidecar.checks.attack_documents import document_signals
 from sidecar.checks.attack_model import (
     BATCH_MIN,
     CUE,
@@ -46,6 +46,7 @@ from sidecar.checks.attack_signals import (
     REQUEST_SUFFIX_AGREE,
     TECHNIQUES,
     category_of,
+    passage_signals,
     signals,
 )
 from sidecar.checks.attack_tail import STRIDE, WINDOW, TailModel, default_tail_model
