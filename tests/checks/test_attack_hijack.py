@@ -255,9 +255,10 @@ def test_no_sentence_is_given_after_these(text: str) -> None:
 )
 def test_a_long_text_of_takings_back_is_read_for_conditions_near_each(code: str, run: str) -> None:
     """Each taking back read has its sentence searched for a condition, and no further: in
-    160,000 characters of them, a search to the text's end took 0.8 s in English."""
+    160,000 characters of them, a search to the text's end took 0.8 s in English. Read for
+    an order and for a sentence given with none."""
     text = fold(run * 5_000)
-    assert best_of_three(lambda: hijacked(text, [code])) < 0.25
+    assert best_of_three(lambda: goal_hijack(text, [code])) < 0.25
 
 
 @pytest.mark.parametrize(
