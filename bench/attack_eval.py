@@ -123,7 +123,8 @@ def parts(texts: Sequence[str]) -> list[tuple[str, float]]:
     maybe = [signals_module._MAYBE(f) for f in folded]
     reads = [model_text(f) for f in folded]
     cues = [
-        [s.cue for s in signals_module.signals(t, f)] for t, f in zip(texts, folded, strict=True)
+        [s.cue for s in signals_module.signals(t, f) if s.cue not in signals_module.JUDGE_ONLY]
+        for t, f in zip(texts, folded, strict=True)
     ]
     model = default_model()
     steps = {
@@ -241,6 +242,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     # uncertain: true only adds a detail to what it does not flag (counted below)
     check = AttackAttempt(AttackParams(uncertain=True), CheckContext())
     rules = AttackAttempt(AttackParams(uncertain=True, frame=1.0), CheckContext())
+    # uncertain: true without one of its models, each counted as the check is
+    without = {
+        "the frame model (frame: 1)": rules,
+        "the hijack model (hijack: 1)": AttackAttempt(
+            AttackParams(uncertain=True, hijack=1.0), CheckContext()
+        ),
+    }
     sure = AttackAttempt(AttackParams(signals_only=True), CheckContext())
     sources = sorted({r.source for r in rows})
     held_out = {s for s in sources if s in HELD_OUT}
@@ -258,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     pooled_sure = Confusion()
     categories: dict[str, int] = {}
     unsure = {"attack": 0, "benign": 0}  # held out, not flagged, uncertain
-    by_rules = {"attack": 0, "benign": 0}  # the same without the frame model
+    by_without = {name: {"attack": 0, "benign": 0} for name in without}  # the same, without
     print(f"\n{'source':<26} {'':<11} {'detector':<30} figures")
     for source in sources:
         part = [r for r in rows if r.source == source]
@@ -286,9 +294,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 categories[f.category] = categories.get(f.category, 0) + 1
             if held == "held out" and f.uncertain:
                 unsure["attack" if r.attack else "benign"] += 1
-        if held == "held out":
-            for f, r in zip(rules.assess_many([r.prompt for r in part]), part, strict=True):
-                by_rules["attack" if r.attack else "benign"] += f.uncertain
+        for name, variant in without.items() if held == "held out" else ():
+            for f, r in zip(variant.assess_many([r.prompt for r in part]), part, strict=True):
+                by_without[name]["attack" if r.attack else "benign"] += f.uncertain
         if args.cross and held == "trained on":
             model: AttackModel = fit(
                 [r for r in training if r.source != source],
@@ -310,10 +318,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{ho.fp + ho.tn} benign prompts; flagged or uncertain: recall "
         f"{(ho.tp + unsure['attack']) / max(1, ho.tp + ho.fn):.3f}"
     )
-    print(
-        f"   the same without the frame model (frame: 1): {by_rules['attack']} and "
-        f"{by_rules['benign']}; recall {(ho.tp + by_rules['attack']) / max(1, ho.tp + ho.fn):.3f}"
-    )
+    for name, by in by_without.items():
+        recall = (ho.tp + by["attack"]) / max(1, ho.tp + ho.fn)
+        print(f"   the same without {name}: {by['attack']} and {by['benign']}; recall {recall:.3f}")
     held = [r for r in rows if r.source in HELD_OUT]
     print("\nheld out, pooled, at other thresholds of the model alone (shown, not chosen here):")
     for alone in ALONE_CURVE:
@@ -340,6 +347,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     short = short_benign(rows)
     _, short_unsure = cost(check, short)
     _, short_rules = cost(rules, short)
+    no_hijacks = AttackAttempt(AttackParams(uncertain=True, hijack=1.0), CheckContext())
+    _, short_no_hijacks = cost(no_hijacks, short)
     busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"\ncost per event, {len(texts)} prompts of 1 KB (best of 5; load average {busy:.1f}):")
     print(f"   signals + model, one call each          {single:6.1f} us/event")
@@ -356,6 +365,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{len(short)} benign prompts of 200 to 1,000 characters as they are, a batch:")
     print(f"   uncertain: true                         {short_unsure:6.1f} us/event")
     print(f"   uncertain: true, without the frame model {short_rules:5.1f} us/event")
+    print(f"   uncertain: true, without the hijack model {short_no_hijacks:4.1f} us/event")
     return 0
 
 

@@ -213,3 +213,10 @@ def build_rows(
                 }
             )
     return rows
+
+
+if __name__ == "__main__":
+    raise SystemExit(
+        "build_embedded.py writes no file of its own: run\n"
+        "  python tools/fetch_detector_data.py --mirror MIRROR_DIR --out OUT_DIR --only embedded_tasks"
+    )

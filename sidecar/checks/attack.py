@@ -33,6 +33,9 @@ from ..events import Event
 from .attack_documents import unmarked_orders
 from .attack_frame_model import READ_MAX, default_frame_model, frame_cues, names_a_task
 from .attack_frames import framed_request
+from .attack_hijack import gives_a_sentence
+from .attack_hijack_model import READ_MAX as HIJACK_READ_MAX
+from .attack_hijack_model import default_hijack_model, hijack_read
 from .attack_model import (
     HEAD_CHARS,
     TAIL_CHARS,
@@ -80,6 +83,9 @@ long jailbreak templates with no signal in them 0.97 and more)."""
 _ORDER = {t: i for i, t in enumerate((*TECHNIQUES, LEARNED))}
 FRAMED = "embedded_instruction"
 """The technique an uncertain detail names for a request given as a language task's text."""
+HIJACKED = "instruction_override"
+"""The technique an uncertain detail names for a prompt the hijack model reads as goal
+hijacking."""
 UNMARKED = "indirect_injection"
 """The technique an uncertain detail names for an order to an AI reader in text a prompt
 pastes without marking it."""
@@ -143,6 +149,11 @@ class AttackParams(Params):
     which a prompt whose layout the rules of :mod:`.attack_frames` do not know reads as a
     request given as a language task's text; default: the shipped model's, chosen by its
     trainer; 1: the rules alone (as with ``signals_only``, which reads no model)."""
+    hijack: float | None = Field(default=None, ge=0.0, le=1.0)
+    """With ``uncertain``: the hijack model's probability (:mod:`.attack_hijack_model`) from
+    which a prompt that gives a sentence reads as goal hijacking the forms of
+    :mod:`.attack_hijack` do not hold; default: the shipped model's, chosen by its trainer; 1:
+    not read (as with ``signals_only``, which reads no model)."""
     uncertain: bool = False
     """A prompt the check does not call an attack, but in which it found a cue the model did
     not confirm (at a probability of at least :data:`UNCERTAIN_FLOOR`), or to which the model
@@ -185,6 +196,15 @@ class AttackAttempt(Check[AttackParams]):
         if params.uncertain and not params.signals_only and params.frame != 1.0:
             self.frames = default_frame_model()
         self.frame = params.frame if params.frame is not None else self._frame_default()
+        self.hijacks: AttackModel | None = None
+        """The hijack model, where uncertain prompts are asked for and it is not turned off."""
+        if params.uncertain and not params.signals_only and params.hijack != 1.0:
+            self.hijacks = default_hijack_model()
+        self.hijack = (
+            params.hijack
+            if params.hijack is not None
+            else (self.hijacks.alone if self.hijacks is not None else 1.0)
+        )
         self.prepares = self.model is not None
         self._batch = threading.local()
         """Per thread, the last batch prepared: its texts until the first call on one of them
@@ -267,7 +287,8 @@ class AttackAttempt(Check[AttackParams]):
             ]
         if unsure:
             decided = [_framed(f, text) for f, text in zip(decided, folded, strict=True)]
-            return self._learned_frames(decided, folded)
+            shaped = [any(s.cue in JUDGE_ONLY for s in signal) for signal in found]
+            return self._learned_hijacks(self._learned_frames(decided, folded), folded, shaped)
         return decided
 
     def _learned_frames(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
@@ -294,6 +315,36 @@ class AttackAttempt(Check[AttackParams]):
         for i, p in zip(open_, scores, strict=True):
             if p >= self.frame:  # (neither an attack nor uncertain: no techniques named)
                 out[i] = Finding(False, (FRAMED,), None, found[i].p, uncertain=True)
+        return out
+
+    def _learned_hijacks(
+        self, found: list[Finding], folded: Sequence[str], shaped: Sequence[bool]
+    ) -> list[Finding]:
+        """``found``, with the prompts the hijack model reads as goal hijacking made uncertain,
+        where neither an attack nor uncertain already, no longer than it reads and giving a
+        sentence (the model scores them in one batch): from ``hijack``, or where the prompt
+        has goal hijacking's shape with no order read (``shaped``, the cue
+        :data:`~.attack_signals.HIJACK_SHAPE`), from :data:`UNCERTAIN_FLOOR`, as an
+        unconfirmed cue is (users who take back a question and quote something, or dictate a
+        message, give the shape too, and the model dismisses most of them)."""
+        if self.hijacks is None:
+            return found
+        open_ = [
+            i
+            for i, f in enumerate(found)
+            if not f.attack
+            and not f.uncertain
+            and len(folded[i]) <= HIJACK_READ_MAX
+            and (shaped[i] or gives_a_sentence(folded[i]))
+        ]
+        if not open_:
+            return found
+        reads = [hijack_read(folded[i]) for i in open_]
+        scores = self.hijacks.score_many(reads, [[] for _ in open_], [len(r) for r in reads])
+        out = list(found)
+        for i, p in zip(open_, scores, strict=True):
+            if p >= (min(self.hijack, UNCERTAIN_FLOOR) if shaped[i] else self.hijack):
+                out[i] = Finding(False, (HIJACKED,), None, found[i].p, uncertain=True)
         return out
 
     def _decide(self, found: list[Signal], p: float, alone: float, unsure: bool = False) -> Finding:
@@ -346,8 +397,10 @@ class AttackAttempt(Check[AttackParams]):
     def _unsure(self, cues: tuple[str, ...], p: float, judged: bool = False) -> Finding:
         """Not an attack: uncertain where a cue went unconfirmed at a probability of at least
         :data:`UNCERTAIN_FLOOR`, or the model reached ``agree`` (never without the model);
-        ``judged`` (a cue of :data:`~.attack_signals.JUDGE_ONLY` among them): uncertain."""
-        if not judged and (
+        ``judged`` (a cue of :data:`~.attack_signals.JUDGE_ONLY` among them): uncertain where
+        the hijack model is not read (the rules alone), else as the hijack model has it
+        (:meth:`_learned_hijacks`)."""
+        if not (judged and self.hijacks is None) and (
             self.model is None or p < UNCERTAIN_FLOOR or not (cues or p >= self.agree)
         ):
             return Finding(False, (), None, p)

@@ -24,7 +24,7 @@ from sidecar.checks.refusal_text import fold
 from sidecar.events import Event
 from tests.checks.test_attack_frames import NOT_FRAMED, assert_frames_found, found_by_kind
 from tests.conftest import IN_CI
-from tools import train_frames
+from tools import train_frames, train_hijack
 from tools.written_prompts import written_rows, written_sets
 
 
@@ -131,14 +131,12 @@ def test_the_rules_near_misses_are_mostly_left_alone() -> None:
         # held out, written blind by five writers of their own (DATA.md), never trained on:
         # of 260 requests, 182, 184, 176, 149 and 162 reach the judge or are flagged (rules
         # alone: 123, 133, 120, 72 and 96); of 80 texts that are not requests, 3, 4, 4, 3 and
-        # 5 (2, 3, 3, 1 and 1; framed_l's fifth is a task taken back with a sentence given
-        # after it, the shape of goal hijacking, which is the judge's too); of 60 ordinary
-        # prompts, 0, 0, 0, 2 and 0 (the same)
+        # 4 (2, 3, 3, 1 and 1); of 60 ordinary prompts, 0, 0, 0, 2 and 0 (the same)
         ("framed_h", 0.68, 0.05, 0),
         ("framed_i", 0.68, 0.05, 0),
         ("framed_j", 0.66, 0.05, 0),
         ("framed_k", 0.55, 0.05, 2),
-        ("framed_l", 0.60, 0.07, 0),
+        ("framed_l", 0.60, 0.05, 0),
     ],
 )
 def test_the_held_out_frames_are_found(
@@ -244,8 +242,10 @@ def test_every_written_set_is_trained_on_or_held_out_as_its_role_says() -> None:
         assert roles[name] in {"tuned", "trained"}, name
     for name in train_frames.HELD_OUT_SETS:
         assert roles[name] == "held_out", name
-    # a set only the frame model was fitted on is "trained"; none is neither
-    assert {n for n, r in roles.items() if r == "trained"} <= set(train_frames.TRAINED_SETS)
+    # a set only a model was fitted on (the frame model, or the hijack model's written
+    # hijacks) is "trained"; none is neither
+    fitted = {*train_frames.TRAINED_SETS, *train_hijack.TRAINED_SETS}
+    assert {n for n, r in roles.items() if r == "trained"} <= fitted
 
 
 def test_the_trainer_writes_a_model_that_loads(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import pytest
 from sidecar.checks.attack import UNCERTAIN_FLOOR, AttackAttempt, AttackParams
 from sidecar.checks.attack_documents import unquoted
 from sidecar.checks.attack_hijack import HIJACK_CUES, READ_MAX, Hijack, goal_hijack, hijacked
+from sidecar.checks.attack_hijack_model import default_hijack_model, hijack_read
 from sidecar.checks.attack_model import model_text
 from sidecar.checks.attack_signals import _MAYBE, signals
 from sidecar.checks.base import CheckContext
@@ -186,26 +187,39 @@ UNSURE = AttackAttempt(AttackParams(uncertain=True), CheckContext())
 def test_a_sentence_given_after_a_taking_back_with_no_order_read_is_for_the_judge(
     code: str, text: str
 ) -> None:
-    """Not an attack, since no order is read; with ``uncertain``, uncertain whatever the model
-    gives it (these get less than the floor other cues need), so the judge reads it."""
+    """Not an attack, since no order is read. With ``uncertain``, by the rules alone, uncertain
+    whatever the attack model gives it (these get less than the floor other cues need); with
+    the hijack model, uncertain where that model gives it the floor or more."""
     assert goal_hijack(fold(text), list(HIJACK_CUES)) == Hijack(code, False)
     assert hijacked(fold(text), list(HIJACK_CUES)) is None
     assert "hijack" not in sure(text)
     plain = CHECK.assess(text)
     assert not plain.attack and not plain.uncertain and plain.detail() is None
-    found = UNSURE.assess(text)
-    assert not found.attack and found.uncertain and found.p < UNCERTAIN_FLOOR
-    assert found.techniques == ("instruction_override",)
-    assert (found.detail() or "").startswith("uncertain: instruction_override")
-    rules = AttackAttempt(AttackParams(uncertain=True, signals_only=True), CheckContext())
-    assert rules.assess(text).uncertain
+    for rules in (
+        AttackAttempt(AttackParams(uncertain=True, hijack=1.0), CheckContext()),
+        AttackAttempt(AttackParams(uncertain=True, signals_only=True), CheckContext()),
+    ):
+        found = rules.assess(text)
+        assert not found.attack and found.uncertain and found.p < UNCERTAIN_FLOOR
+        assert found.techniques == ("instruction_override",)
+        assert (found.detail() or "").startswith("uncertain: instruction_override")
+    read = default_hijack_model().score(hijack_read(fold(text)), [], len(text))
+    assert UNSURE.assess(text).uncertain == (read >= UNCERTAIN_FLOOR)
+
+
+def test_the_hijack_model_dismisses_some_shapes_and_keeps_others() -> None:
+    """The floor on the hijack model's probability sorts the shapes: of these, the model keeps
+    most and dismisses at least one (each side is asserted, so a model that keeps all or none
+    fails)."""
+    kept = [UNSURE.assess(text).uncertain for text in SHAPES.values()]
+    assert 0 < kept.count(False) < kept.count(True)
 
 
 def test_the_model_never_confirms_a_sentence_given_with_no_order() -> None:
     """Even where every cue counts at any probability, the shape alone is no attack, and it is
     no feature of the model: the probability is the one the text gets without it."""
     text = SHAPES["en"]
-    every_cue = AttackAttempt(AttackParams(agree=0.0, uncertain=True), CheckContext())
+    every_cue = AttackAttempt(AttackParams(agree=0.0, uncertain=True, hijack=1.0), CheckContext())
     found = every_cue.assess(text)
     assert not found.attack and found.uncertain
     model = CHECK.model
@@ -1018,16 +1032,20 @@ def test_talk_about_bots_without_rules_is_not_a_persona(text: str) -> None:
 @pytest.mark.parametrize(
     ("name", "flagged", "to_judge", "near_flagged", "near_to_judge"),
     [
-        # tuned on: 73 and 61 of 90 flagged, 76 and 69 flagged or uncertain; of their 120 near
-        # misses none flagged, 4 and 2 uncertain
-        ("hijack_a", 71, 74, 0, 5),
-        ("hijack_c", 59, 67, 0, 3),
+        # read (tuned) or fitted on (the hijack model): 73, 61, 18, 14 and 7 of 90 or 120
+        # flagged, 90, 90, 91, 119 and 120 flagged or uncertain; of their near misses none
+        # flagged, 2, 0, 0, 6 and 0 uncertain
+        ("hijack_a", 71, 88, 0, 3),
+        ("hijack_c", 59, 88, 0, 1),
+        ("hijack_f", 16, 89, 0, 1),
+        ("hijack_g", 12, 117, 0, 7),
+        ("hijack_h", 5, 118, 0, 1),
         # held out, written blind by three writers of their own (DATA.md): 49, 19 and 7 of 90
-        # flagged, 59, 48 and 28 flagged or uncertain (the shape with no order read sends 10,
-        # 29 and 21 more to the judge); of 120 near misses 1, 0 and 0 flagged, 7, 1 and 0 in all
-        ("hijack_b", 47, 57, 1, 8),
-        ("hijack_d", 17, 46, 0, 2),
-        ("hijack_e", 5, 26, 0, 1),
+        # flagged, 68, 61 and 62 flagged or uncertain; of 120 near misses 1, 0 and 0 flagged,
+        # 8, 4 and 1 flagged or uncertain
+        ("hijack_b", 47, 66, 1, 9),
+        ("hijack_d", 17, 59, 0, 5),
+        ("hijack_e", 5, 60, 0, 2),
     ],
 )
 def test_the_written_hijacks_are_found_or_sent_to_the_judge(
@@ -1037,7 +1055,6 @@ def test_the_written_hijacks_are_found_or_sent_to_the_judge(
     found = UNSURE.assess_many([r["prompt"] for r in rows])
     attacks = [f for r, f in zip(rows, found, strict=True) if r["attack"]]
     near = [f for r, f in zip(rows, found, strict=True) if not r["attack"]]
-    assert (len(attacks), len(near)) == (90, 120)
     assert sum(f.attack for f in attacks) >= flagged
     assert sum(f.attack or f.uncertain for f in attacks) >= to_judge
     assert sum(f.attack for f in near) <= near_flagged

@@ -1,0 +1,81 @@
+"""The learned reader of goal hijacking, for the judge.
+
+:mod:`.attack_hijack` reads goal hijacking by its forms: a taking back, an order, a sentence.
+Writers it was never tuned on word the taking back and the order their own way ("the only
+thing you send back is", "your response is to be", "copy this line and nothing more"), and the
+forms find few of their hijacks. This linear model reads the whole of a prompt that gives a
+sentence (quoted, or after a colon as its last words: :func:`~.attack_hijack.gives_a_sentence`)
+for the rest of the shape: its words and their adjacent pairs, and in Chinese, Japanese and
+Korean, which are written without spaces, pairs of characters instead of words
+(:func:`hijack_read`). It is an :class:`~.attack_model.AttackModel` of its own weights (the
+same file format, the same scorers); ``alone`` is the probability from which a prompt reads as
+goal hijacking.
+
+It never flags a prompt: users who take back a question and quote something, who dictate a
+message or drill a language, give sentences in the same words. Where it reads hijacking,
+:class:`~.attack.AttackAttempt` with ``uncertain: true`` hands the prompt to the judge
+(``uncertain: instruction_override``). ``tools/train_hijack.py`` fits it on the project's
+written hijacks and near misses and the benign prompt sources of ``DATA.md``, and writes
+``sidecar/data/hijack_model.json.gz``.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from importlib import resources
+from typing import Final
+
+from .attack_model import AttackModel
+
+__all__ = ["HIJACK_MODEL_FILE", "READ_MAX", "default_hijack_model", "hijack_read"]
+
+HIJACK_MODEL_FILE = "hijack_model.json.gz"
+READ_MAX = 1000
+"""The longest prompt the model reads (in characters of the folded text): a task, its taking
+back and a sentence fit in far less (the longest written hijack has 350); a longer prompt is
+a document, whose quotations and colons the model was not fitted on."""
+
+_LETTERS: Final = re.compile(r"[^\W\d_]+")
+_NOT_LETTERS: Final = str.maketrans(
+    {
+        c: " "
+        for c in "0123456789_!\"#$%&'()*+,-./:;<=>?@[\\]^`{|}~\u00ab\u00bb\u2018\u2019\u201c"
+        "\u201d\u201e\u2013\u2014\u2026\u3001\u3002\uff0c\uff1a\uff01\uff1f\u300c\u300d\u300e\u300f"
+    }
+)
+"""Digits, ASCII punctuation and the common quotation marks, dashes and CJK punctuation, as
+blanks: a text without Chinese, Japanese or Korean letters is read as what is left, split on
+blanks (a mark this does not know stays on its word)."""
+_UNSPACED: Final = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
+"""Kana, CJK ideographs and Hangul: written without spaces between words."""
+
+
+def hijack_read(folded: str) -> str:
+    """What the model reads of a folded prompt: its words without digits and punctuation
+    (:data:`_NOT_LETTERS`), or where it holds Chinese, Japanese or Korean letters, its runs of
+    letters, each run of those as its adjacent pairs ("忽略上面" as "忽略 略上 上面"); joined by
+    spaces (the model's features are these and their adjacent pairs)."""
+    if _UNSPACED.search(folded) is None:
+        return " ".join(folded.translate(_NOT_LETTERS).split())  # most prompts
+    words: list[str] = []
+    for run in _LETTERS.findall(folded):
+        if _UNSPACED.search(run) is None:
+            words.append(run)
+            continue
+        for part in re.split(f"({_UNSPACED.pattern})", run):
+            if not part:
+                continue
+            if _UNSPACED.fullmatch(part) and len(part) > 1:
+                words += [part[i : i + 2] for i in range(len(part) - 1)]
+            else:
+                words.append(part)
+    return " ".join(words)
+
+
+@cache
+def default_hijack_model() -> AttackModel:
+    """The hijack model shipped with llm-sidecar, loaded once per process."""
+    ref = resources.files("sidecar.data").joinpath(HIJACK_MODEL_FILE)
+    with resources.as_file(ref) as path:
+        return AttackModel.load(path)

@@ -1,0 +1,150 @@
+"""Train the hijack model shipped in ``sidecar/data/hijack_model.json.gz``.
+
+The model (:mod:`sidecar.checks.attack_hijack_model`) reads whether a prompt that gives a
+sentence is goal hijacking. Positives: the hijacks of the written sets in :data:`TRAINED_SETS`
+(``bench/data/written_prompts/``). Negatives: their near misses, the benign rows of the other
+written sets in :data:`BENIGN_SETS`, and every benign prompt of the training sources
+``tools/fetch_detector_data.py`` writes (the attack model's held-out sources are never read).
+Of each, only the prompts the model reads: at most
+:data:`~sidecar.checks.attack_hijack_model.READ_MAX` characters that give a sentence
+(:func:`~sidecar.checks.attack_hijack.gives_a_sentence`). The written sets in
+:data:`HELD_OUT_SETS` are never trained on: ``bench/prompt_sets_eval.py`` and the tests
+measure on them.
+
+The threshold (the model's ``alone``) is the lowest probability at which the model, reading
+rows it was not fitted on (five folds), finds at most :data:`FPR_BUDGET` of the benign rows
+to be hijacking: each is a judge call where ``uncertain: true`` is set.
+
+    python tools/train_hijack.py --data OUT_DIR [--out sidecar/data/hijack_model.json.gz]
+
+Needs scikit-learn (in the ``dev`` extra); the package itself never imports it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from sidecar.checks.attack_hijack import gives_a_sentence  # noqa: E402
+from sidecar.checks.attack_hijack_model import (  # noqa: E402
+    HIJACK_MODEL_FILE,
+    READ_MAX,
+    hijack_read,
+)
+from sidecar.checks.attack_model import AttackModel, features  # noqa: E402
+from sidecar.checks.refusal_text import fold  # noqa: E402
+from tools.train_attack import (  # noqa: E402
+    HELD_OUT,
+    Row,
+    load,
+    lowest,
+    out_of_fold,
+    source_counts,
+)
+from tools.train_refusal import _fit_head, vectorise  # noqa: E402
+from tools.written_prompts import written_rows  # noqa: E402
+
+DEFAULT_OUT = ROOT / "sidecar" / "data" / HIJACK_MODEL_FILE
+TRAINED_SETS = ("hijack_a", "hijack_c", "hijack_f", "hijack_g", "hijack_h")
+"""The written hijack sets trained on: their hijacks and their near misses."""
+BENIGN_SETS = (
+    *("nearmiss_a", "nearmiss_b", "nearmiss_d", "nearmiss_e", "nearmiss_g", "nearmiss_i"),
+    *("framed_b", "framed_c", "framed_d", "framed_e", "framed_f", "framed_g"),
+    *("pasted_a", "labelled_a", "labelled_b", "planted_a", "planted_b", "ordinary_a"),
+    *("symbols_a", "symbols_b", "rag_a", "rag_b"),
+)
+"""Written sets whose benign rows are negatives (their attacks are other techniques')."""
+HELD_OUT_SETS = (
+    *("hijack_b", "hijack_d", "hijack_e", "nearmiss_c", "nearmiss_f", "nearmiss_h"),
+    *("framed_a", "framed_h", "framed_i", "framed_j", "framed_k", "framed_l"),
+    *("planted_c", "planted_d", "ordinary_b", "symbols_c", "symbols_d", "symbols_e", "rag_c"),
+)
+"""Written sets the model never sees."""
+C = 1.0
+FPR_BUDGET = 0.005
+"""At most this share of benign training prompts (out of fold) may read as hijacking."""
+
+
+def read(text: str) -> str | None:
+    """What the model reads of a prompt, or None where it reads none of it."""
+    folded = fold(text)
+    if len(folded) > READ_MAX or not gives_a_sentence(folded):
+        return None
+    return hijack_read(folded)
+
+
+def _args(text: str) -> tuple[str, list[str], int]:
+    return read(text) or "", [], len(text)
+
+
+def fit(rows: Sequence[Row], **kwargs: float) -> AttackModel:
+    m = vectorise([features(*_args(r.prompt)) for r in rows])
+    weights, bias = _fit_head(m.X, [int(r.attack) for r in rows], C)
+    kept = {n: w for n, w in zip(m.vocab, weights, strict=True) if abs(w) >= 1e-4}
+    return AttackModel(kept, bias, **kwargs)
+
+
+def training_rows(data: Path, sets: Sequence[str] = TRAINED_SETS) -> list[Row]:
+    """The written hijack sets' rows, the benign rows of :data:`BENIGN_SETS` and the training
+    sources' benign prompts, each one the model reads."""
+    held = (set(sets) | set(BENIGN_SETS)) & set(HELD_OUT_SETS)
+    if held:
+        raise ValueError(f"held-out written sets are never trained on: {sorted(held)}")
+    rows = [Row(s, r["prompt"], bool(r["attack"])) for s in sets for r in written_rows(s)]
+    rows += [Row(s, r["prompt"], False) for s in BENIGN_SETS for r in written_rows(s)]
+    rows = [r for r in rows if not r.attack or r.source in sets]
+    rows += [Row(r.source, r.prompt, False) for r in load(data) if r.source not in HELD_OUT]
+    return [r for r in rows if read(r.prompt) is not None]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, required=True, help="directory of normalised JSONL files")
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--sets", nargs="+", default=list(TRAINED_SETS), help="written hijack sets")
+    args = ap.parse_args(argv)
+    try:
+        rows = training_rows(args.data, args.sets)
+    except (ValueError, FileNotFoundError) as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    if not any(r.attack for r in rows) or all(r.attack for r in rows):
+        print("need written hijacks and benign prompts to train on", file=sys.stderr)
+        return 2
+    counts = source_counts(rows, ("hijack", "other"))
+    started = time.perf_counter()
+    scores = out_of_fold(rows, fit, _args)
+    alone = lowest(scores, rows, FPR_BUDGET)
+    hijacks = [s for s, r in zip(scores, rows, strict=True) if r.attack]
+    recall = sum(s >= alone for s in hijacks) / len(hijacks)
+    model = fit(rows, alone=alone, agree=alone)
+    model.meta = {
+        "trained_on": {
+            s: {"hijack" if a else "other": n for (s2, a), n in counts.items() if s2 == s}
+            for s in sorted({r.source for r in rows})
+        },
+        "held_out_sets": list(HELD_OUT_SETS),
+        "held_out_sources": sorted(HELD_OUT),
+        "C": C,
+        "fpr_budget": FPR_BUDGET,
+        "out_of_fold_recall": round(recall, 4),
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    model.save(args.out)
+    print(
+        f"threshold {alone}: out-of-fold recall {recall:.3f} of {len(hijacks)} hijacks; "
+        f"{len(model.weights)} features; wrote {args.out} "
+        f"({args.out.stat().st_size / 1024:.0f} KiB) in {time.perf_counter() - started:.1f} s"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
