@@ -29,6 +29,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -139,6 +140,51 @@ def _args(text: str) -> tuple[str, list[str], int]:
         [s.cue for s in signals(text, folded) if s.cue not in JUDGE_ONLY],
         len(text),
     )
+
+
+def write_reader(
+    rows: Sequence[Row],
+    *,
+    fitter: Callable[..., AttackModel],
+    scored: Callable[[str], tuple[str, list[str], int]],
+    budget: float,
+    label: str,
+    meta: dict[str, Any],
+    out: Path,
+) -> int:
+    """Fit a reader of one shape (the frame model, the hijack model) on ``rows`` (``attack``:
+    the shape, counted as ``label``), its threshold (``alone``, and ``agree`` the same) the
+    lowest at which, out of fold, at most ``budget`` of the benign rows read as the shape;
+    write it to ``out`` with ``meta`` and what it was trained on. The exit status: 2 where the
+    rows hold only one label."""
+    if not any(r.attack for r in rows) or all(r.attack for r in rows):
+        print(f"need {label} rows and benign prompts to train on", file=sys.stderr)
+        return 2
+    counts = source_counts(rows, (label, "other"))
+    started = time.perf_counter()
+    scores = out_of_fold(rows, fitter, scored)
+    alone = lowest(scores, rows, budget)
+    shaped = [s for s, r in zip(scores, rows, strict=True) if r.attack]
+    recall = sum(s >= alone for s in shaped) / len(shaped)
+    model = fitter(rows, alone=alone, agree=alone)
+    model.meta = {
+        "trained_on": {
+            s: {label if a else "other": n for (s2, a), n in counts.items() if s2 == s}
+            for s in sorted({r.source for r in rows})
+        },
+        **meta,
+        "held_out_sources": sorted(HELD_OUT),
+        "fpr_budget": budget,
+        "out_of_fold_recall": round(recall, 4),
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    model.save(out)
+    print(
+        f"threshold {alone}: out-of-fold recall {recall:.3f} of {len(shaped)} {label} rows; "
+        f"{len(model.weights)} features; wrote {out} "
+        f"({out.stat().st_size / 1024:.0f} KiB) in {time.perf_counter() - started:.1f} s"
+    )
+    return 0
 
 
 def lowest(scores: Sequence[float], rows: Sequence[Row], budget: float) -> float:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -44,9 +43,7 @@ from tools.train_attack import (  # noqa: E402
     HELD_OUT,
     Row,
     load,
-    lowest,
-    out_of_fold,
-    source_counts,
+    write_reader,
 )
 from tools.train_refusal import _fit_head, vectorise  # noqa: E402
 from tools.written_prompts import written_rows  # noqa: E402
@@ -115,35 +112,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as exc:
         print(exc, file=sys.stderr)
         return 2
-    if not any(r.attack for r in rows) or all(r.attack for r in rows):
-        print("need written hijacks and benign prompts to train on", file=sys.stderr)
-        return 2
-    counts = source_counts(rows, ("hijack", "other"))
-    started = time.perf_counter()
-    scores = out_of_fold(rows, fit, _args)
-    alone = lowest(scores, rows, FPR_BUDGET)
-    hijacks = [s for s, r in zip(scores, rows, strict=True) if r.attack]
-    recall = sum(s >= alone for s in hijacks) / len(hijacks)
-    model = fit(rows, alone=alone, agree=alone)
-    model.meta = {
-        "trained_on": {
-            s: {"hijack" if a else "other": n for (s2, a), n in counts.items() if s2 == s}
-            for s in sorted({r.source for r in rows})
-        },
-        "held_out_sets": list(HELD_OUT_SETS),
-        "held_out_sources": sorted(HELD_OUT),
-        "C": C,
-        "fpr_budget": FPR_BUDGET,
-        "out_of_fold_recall": round(recall, 4),
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    model.save(args.out)
-    print(
-        f"threshold {alone}: out-of-fold recall {recall:.3f} of {len(hijacks)} hijacks; "
-        f"{len(model.weights)} features; wrote {args.out} "
-        f"({args.out.stat().st_size / 1024:.0f} KiB) in {time.perf_counter() - started:.1f} s"
+    meta = {"held_out_sets": list(HELD_OUT_SETS), "C": C}
+    return write_reader(
+        rows,
+        fitter=fit,
+        scored=_args,
+        budget=FPR_BUDGET,
+        label="hijack",
+        meta=meta,
+        out=args.out,
     )
-    return 0
 
 
 if __name__ == "__main__":
