@@ -248,6 +248,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "the hijack model (hijack: 1)": AttackAttempt(
             AttackParams(uncertain=True, hijack=1.0), CheckContext()
         ),
+        "the planted-line model (planted: 1)": AttackAttempt(
+            AttackParams(uncertain=True, planted=1.0), CheckContext()
+        ),
     }
     sure = AttackAttempt(AttackParams(signals_only=True), CheckContext())
     sources = sorted({r.source for r in rows})
@@ -347,8 +350,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     short = short_benign(rows)
     _, short_unsure = cost(check, short)
     _, short_rules = cost(rules, short)
-    no_hijacks = AttackAttempt(AttackParams(uncertain=True, hijack=1.0), CheckContext())
+    no_hijacks = without["the hijack model (hijack: 1)"]
     _, short_no_hijacks = cost(no_hijacks, short)
+    no_planted = without["the planted-line model (planted: 1)"]
+    _, unsure_no_planted = cost(no_planted, texts)
+    _, short_no_planted = cost(no_planted, short)
     busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"\ncost per event, {len(texts)} prompts of 1 KB (best of 5; load average {busy:.1f}):")
     print(f"   signals + model, one call each          {single:6.1f} us/event")
@@ -357,6 +363,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"     the same, 600 attack prompts of 1 KB  {attack_batch:6.1f} us/event")
     print(f"   the same with uncertain: true           {unsure_batch:6.1f} us/event")
     print(f"   the same without the frame model        {rules_batch:6.1f} us/event")
+    print(f"   the same without the planted-line model {unsure_no_planted:6.1f} us/event")
     print(f"   sure signals only, one call each        {sure_single:6.1f} us/event")
     print(f"   for scale: refusal, alone: model, batch {refusal_batch:6.1f} us/event")
     print("   where a batch's time goes, each part alone (the data's mix):")
@@ -366,6 +373,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"   uncertain: true                         {short_unsure:6.1f} us/event")
     print(f"   uncertain: true, without the frame model {short_rules:5.1f} us/event")
     print(f"   uncertain: true, without the hijack model {short_no_hijacks:4.1f} us/event")
+    print(f"   uncertain: true, without the planted-line model {short_no_planted:4.1f} us/event")
     return 0
 
 

@@ -35,7 +35,7 @@ from .attack_frame_model import READ_MAX, default_frame_model, frame_cues, names
 from .attack_frames import framed_request
 from .attack_hijack import gives_a_sentence
 from .attack_hijack_model import READ_MAX as HIJACK_READ_MAX
-from .attack_hijack_model import default_hijack_model, hijack_read
+from .attack_hijack_model import default_hijack_model, hijack_read, hijack_reads
 from .attack_model import (
     HEAD_CHARS,
     TAIL_CHARS,
@@ -46,6 +46,7 @@ from .attack_model import (
     windows,
 )
 from .attack_planted import planted_task
+from .attack_planted_model import default_planted_model, document_lines
 from .attack_signals import (
     JUDGE_ONLY,
     REQUEST_SUFFIX,
@@ -154,6 +155,11 @@ class AttackParams(Params):
     which a prompt that gives a sentence reads as goal hijacking the forms of
     :mod:`.attack_hijack` do not hold; default: the shipped model's, chosen by its trainer; 1:
     not read (as with ``signals_only``, which reads no model)."""
+    planted: float | None = Field(default=None, ge=0.0, le=1.0)
+    """With ``uncertain``: the planted-line model's probability (:mod:`.attack_planted_model`)
+    from which a line of a document the prompt pastes reads as an order planted for the AI
+    that reads it; default: the shipped model's, chosen by its trainer; 1: not read (as with
+    ``signals_only``)."""
     uncertain: bool = False
     """A prompt the check does not call an attack, but in which it found a cue the model did
     not confirm (at a probability of at least :data:`UNCERTAIN_FLOOR`), or to which the model
@@ -204,6 +210,15 @@ class AttackAttempt(Check[AttackParams]):
             params.hijack
             if params.hijack is not None
             else (self.hijacks.alone if self.hijacks is not None else 1.0)
+        )
+        self.planteds: AttackModel | None = None
+        """The planted-line model, where uncertain prompts are asked for and it is not off."""
+        if params.uncertain and not params.signals_only and params.planted != 1.0:
+            self.planteds = default_planted_model()
+        self.planted = (
+            params.planted
+            if params.planted is not None
+            else (self.planteds.alone if self.planteds is not None else 1.0)
         )
         self.prepares = self.model is not None
         self._batch = threading.local()
@@ -288,7 +303,8 @@ class AttackAttempt(Check[AttackParams]):
         if unsure:
             decided = [_framed(f, text) for f, text in zip(decided, folded, strict=True)]
             shaped = [any(s.cue in JUDGE_ONLY for s in signal) for signal in found]
-            return self._learned_hijacks(self._learned_frames(decided, folded), folded, shaped)
+            decided = self._learned_hijacks(self._learned_frames(decided, folded), folded, shaped)
+            return self._learned_planted(decided, folded)
         return decided
 
     def _learned_frames(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
@@ -345,6 +361,28 @@ class AttackAttempt(Check[AttackParams]):
         for i, p in zip(open_, scores, strict=True):
             if p >= (min(self.hijack, UNCERTAIN_FLOOR) if shaped[i] else self.hijack):
                 out[i] = Finding(False, (HIJACKED,), None, found[i].p, uncertain=True)
+        return out
+
+    def _learned_planted(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
+        """``found``, with the prompts that paste a document one of whose lines the planted-line
+        model reads as an order planted for its AI reader made uncertain, where neither an
+        attack nor uncertain already (the model scores all their lines in one batch)."""
+        if self.planteds is None:
+            return found
+        lines = {
+            i: document_lines(folded[i])
+            for i, f in enumerate(found)
+            if not f.attack and not f.uncertain
+        }
+        lines = {i: found_lines for i, found_lines in lines.items() if found_lines}
+        if not lines:
+            return found
+        reads = hijack_reads([line for i in lines for line in lines[i]])
+        scores = iter(self.planteds.score_many(reads, [[] for _ in reads], [len(r) for r in reads]))
+        out = list(found)
+        for i, found_lines in lines.items():
+            if max(next(scores) for _ in found_lines) >= self.planted:
+                out[i] = Finding(False, (UNMARKED,), None, found[i].p, uncertain=True)
         return out
 
     def _decide(self, found: list[Signal], p: float, alone: float, unsure: bool = False) -> Finding:

@@ -22,13 +22,14 @@ written hijacks and near misses and the benign prompt sources of ``DATA.md``, an
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 from typing import Final
 
 from .attack_model import AttackModel
 
-__all__ = ["HIJACK_MODEL_FILE", "READ_MAX", "default_hijack_model", "hijack_read"]
+__all__ = ["HIJACK_MODEL_FILE", "READ_MAX", "default_hijack_model", "hijack_read", "hijack_reads"]
 
 HIJACK_MODEL_FILE = "hijack_model.json.gz"
 READ_MAX = 1000
@@ -47,6 +48,19 @@ _NOT_LETTERS: Final = str.maketrans(
 """Digits, ASCII punctuation and the common quotation marks, dashes and CJK punctuation, as
 blanks: a text without Chinese, Japanese or Korean letters is read as what is left, split on
 blanks (a mark this does not know stays on its word)."""
+_ASCII_MARKS: Final = b"0123456789_!\"#$%&'()*+,-./:;<=>?@[\\]^`{|}~"
+_ASCII_NOT_LETTERS: Final = bytes.maketrans(_ASCII_MARKS, b" " * len(_ASCII_MARKS))
+"""The ASCII part of :data:`_NOT_LETTERS`, for a text in ASCII: ``bytes.translate`` reads a
+table of 256, far faster than ``str.translate`` reads a dictionary."""
+
+
+def _words(text: str) -> str:
+    """A text without Chinese, Japanese or Korean letters as the model reads it."""
+    if text.isascii():
+        return " ".join(text.encode().translate(_ASCII_NOT_LETTERS).decode().split())
+    return " ".join(text.translate(_NOT_LETTERS).split())
+
+
 _UNSPACED: Final = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
 """Kana, CJK ideographs and Hangul: written without spaces between words."""
 
@@ -57,7 +71,7 @@ def hijack_read(folded: str) -> str:
     letters, each run of those as its adjacent pairs ("忽略上面" as "忽略 略上 上面"); joined by
     spaces (the model's features are these and their adjacent pairs)."""
     if _UNSPACED.search(folded) is None:
-        return " ".join(folded.translate(_NOT_LETTERS).split())  # most prompts
+        return _words(folded)  # most prompts
     words: list[str] = []
     for run in _LETTERS.findall(folded):
         if _UNSPACED.search(run) is None:
@@ -71,6 +85,14 @@ def hijack_read(folded: str) -> str:
             else:
                 words.append(part)
     return " ".join(words)
+
+
+def hijack_reads(texts: Sequence[str]) -> list[str]:
+    """:func:`hijack_read` of each folded text; where none holds a Chinese, Japanese or Korean
+    letter (one search over them all), each read without a search of its own."""
+    if _UNSPACED.search("\n".join(texts)) is not None:
+        return [hijack_read(text) for text in texts]
+    return [_words(text) for text in texts]
 
 
 @cache

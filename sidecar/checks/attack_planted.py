@@ -46,13 +46,14 @@ those are searched, in the documents.
 from __future__ import annotations
 
 import re
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
+from ..scan import RE2
 from .attack_documents import between, pasted_documents, unquoted
 from .attack_frames import LANGUAGES
 from .prefilter import Prefilter, superset
 
-__all__ = ["planted_task"]
+__all__ = ["names_a_document", "planted_task"]
 
 _LEAD: Final = re.compile(
     r"[\s>*#_\u2022\u00b7\-\u2013\u2014\[(<!|\u2192\u21d2\u279c\u25ba\u25b6\u2705\u2714\u2611"
@@ -356,6 +357,35 @@ def _found(form: _Form, text: str) -> bool:
     return False
 
 
+def _document_re2() -> Any:
+    """:data:`_DOCUMENT`'s superset (:func:`~.prefilter.superset`) compiled with RE2, where it
+    is installed: it says no wherever the pattern does, about ten times faster."""
+    expr = superset(_DOCUMENT)
+    if RE2 is None or expr is None:
+        return None
+    try:
+        return RE2.compile(expr)
+    except Exception:  # google-re2 raises its own error type: read with re alone
+        return None
+
+
+_DOCUMENT_RE2: Final = _document_re2()
+
+
+def names_a_document(folded: str, spans: list[tuple[int, int]]) -> bool:
+    """Whether a folded prompt says, around the text between its paragraphs (``spans``, of
+    :func:`~.attack_documents.between`), that it pastes a document (:data:`_DOCUMENT`: "Here is
+    the email:", "this review", "Is this legit?")."""
+    around = folded[: spans[0][0]] + folded[spans[-1][1] :]
+    if _DOCUMENT_RE2 is not None:
+        try:
+            if _DOCUMENT_RE2.search(around) is None:
+                return False  # most prompts
+        except UnicodeEncodeError:  # a lone surrogate: RE2 reads UTF-8
+            pass
+    return _DOCUMENT.search(around) is not None
+
+
 def planted_task(folded: str) -> bool:
     """Whether the text a prompt (``folded``: casefolded) pastes holds a line that orders the
     answer's writer to do something of its own (see the module): a piece of writing or a
@@ -371,7 +401,7 @@ def planted_task(folded: str) -> bool:
     if not documents:
         spans = between(folded)
         documents = [folded[a:b] for a, b in spans]
-        if spans and _DOCUMENT.search(folded[: spans[0][0]] + folded[spans[-1][1] :]) is None:
+        if spans and not names_a_document(folded, spans):
             forms = [form for form in forms if not form.task]  # maybe the user's own tasks
     read: list[str] = []
     for document in documents:

@@ -18,6 +18,8 @@ from tools.written_prompts import written_rows, written_sets
 
 CHECK = AttackAttempt(AttackParams(), CheckContext())
 UNSURE = AttackAttempt(AttackParams(uncertain=True), CheckContext())
+RULES = AttackAttempt(AttackParams(uncertain=True, planted=1.0), CheckContext())
+"""Uncertain prompts by the rules, without the learned reader of planted lines."""
 
 LETTER = (
     "Hi David,\n\nyour invoice for March is ready: $480, due April 2. It covers the design work "
@@ -129,7 +131,22 @@ def test_what_a_document_asks_its_human_reader_is_not_a_planted_task(
 ) -> None:
     text = layout.format(body=LETTER.format(line=line))
     assert not planted_task(fold(text)), text
-    assert UNMARKED not in UNSURE.assess(text).techniques
+    assert UNMARKED not in RULES.assess(text).techniques
+
+
+def test_the_planted_line_model_hands_the_judge_few_of_the_human_readers_lines() -> None:
+    """The learned reader of planted lines (``planted``) reads 4 of these 42 lines as planted:
+    three orders about the reader's own answer, which a planted line gives as often, and "Any
+    reply regarding this letter should quote reference 4471."; each is a judge call, never a
+    flag."""
+    read = set()
+    for line in HUMAN:
+        for layout in LAYOUTS:
+            found = UNSURE.assess(layout.format(body=LETTER.format(line=line)))
+            assert not found.attack
+            if UNMARKED in found.techniques:
+                read.add(line)
+    assert 0 < len(read) <= 4, sorted(read)
 
 
 @pytest.mark.parametrize(
