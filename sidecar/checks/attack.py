@@ -13,9 +13,11 @@ text: ``intermediate: instruction_override, persona (p=0.98)``. Techniques the m
 alone, with no signal, are named ``learned``. With ``uncertain: true``, a prompt it does not
 flag but could not tell about, that wraps a request in a language task (by the rules of
 :mod:`.attack_frames` or the frame model of :mod:`.attack_frame_model`), that pastes a
-document with an order in it for its reader, or that takes back its task and gives a sentence
-after it with no order read (:class:`~.attack_hijack.Hijack`), gets ``uncertain: <cues>
-(p=0.55)``, for the judge. With ``field: contexts`` each passage is read on its own (an
+document with an order in it for its reader (by the rules of :mod:`.attack_planted` or the
+planted-line model of :mod:`.attack_planted_model`), or that hijacks its goal in a way no form
+of :mod:`.attack_hijack` holds (its shape read by the rules, or the hijack model of
+:mod:`.attack_hijack_model`), gets ``uncertain: <cues> (p=0.55)``, for the judge. With
+``field: contexts`` each passage is read on its own (an
 instruction addressed to the assistant inside a document: indirect injection); a document a
 prompt marks as pasted (``<email>``, a fenced block) is read the same way.
 """
@@ -170,9 +172,12 @@ class AttackParams(Params):
     :mod:`.attack_frame_model` where the rules do not read it), whose harm only the judge can
     read, and a prompt that pastes a document with an order in it for whoever
     reads it (:func:`~.attack_documents.unmarked_orders`, :mod:`.attack_planted`), which may
-    be planted or the document's own, and a prompt that takes back its task and gives a
-    sentence after it with no order read (:class:`~.attack_hijack.Hijack`), whatever the
-    model gives it. Off by default: each is a judge call, for about 1 to 2
+    be planted or the document's own (or a line the planted-line model of
+    :mod:`.attack_planted_model` reads as planted, ``planted``), and goal hijacking no form
+    of :mod:`.attack_hijack` holds: a task taken back and a sentence given after it with no
+    order read (:class:`~.attack_hijack.Hijack`), where the hijack model of
+    :mod:`.attack_hijack_model` gives it :data:`UNCERTAIN_FLOOR` (or always, where that model
+    is not read), or a prompt that model reads as goal hijacking (``hijack``). Off by default: each is a judge call, for about 1 to 2
     real users' questions in 100 (a translation or proofreading service sends many more, a
     tutoring service some). Retrieved passages are never uncertain."""
 
@@ -342,22 +347,24 @@ class AttackAttempt(Check[AttackParams]):
         has goal hijacking's shape with no order read (``shaped``, the cue
         :data:`~.attack_signals.HIJACK_SHAPE`), from :data:`UNCERTAIN_FLOOR`, as an
         unconfirmed cue is (users who take back a question and quote something, or dictate a
-        message, give the shape too, and the model dismisses most of them)."""
+        message, give the shape too, and the model dismisses most of them); a shaped prompt
+        longer than the model reads is uncertain by the rules alone."""
         if self.hijacks is None:
             return found
-        open_ = [
-            i
-            for i, f in enumerate(found)
-            if not f.attack
-            and not f.uncertain
-            and len(folded[i]) <= HIJACK_READ_MAX
-            and (shaped[i] or gives_a_sentence(folded[i]))
-        ]
+        out = list(found)
+        open_ = []
+        for i, f in enumerate(found):
+            if f.attack or f.uncertain:
+                continue
+            if len(folded[i]) > HIJACK_READ_MAX:
+                if shaped[i]:  # longer than the model reads: the rules' shape alone
+                    out[i] = Finding(False, (HIJACKED,), None, f.p, uncertain=True)
+            elif shaped[i] or gives_a_sentence(folded[i]):
+                open_.append(i)
         if not open_:
-            return found
+            return out
         reads = [hijack_read(folded[i]) for i in open_]
         scores = self.hijacks.score_many(reads, [[] for _ in open_], [len(r) for r in reads])
-        out = list(found)
         for i, p in zip(open_, scores, strict=True):
             if p >= (min(self.hijack, UNCERTAIN_FLOOR) if shaped[i] else self.hijack):
                 out[i] = Finding(False, (HIJACKED,), None, found[i].p, uncertain=True)

@@ -1059,3 +1059,13 @@ def test_the_written_hijacks_are_found_or_sent_to_the_judge(
     assert sum(f.attack or f.uncertain for f in attacks) >= to_judge
     assert sum(f.attack for f in near) <= near_flagged
     assert sum(f.attack or f.uncertain for f in near) <= near_to_judge
+
+
+def test_a_shape_longer_than_the_hijack_model_reads_is_for_the_judge_by_the_rules() -> None:
+    """The hijack model reads prompts of at most 1,000 characters; a longer one with the shape
+    goes to the judge by the rules alone, whatever the models give it."""
+    text = "Our store opens at nine and closes at six on weekdays. " * 20 + SHAPES["en"]
+    assert len(fold(text)) > 1000 and not UNSURE.assess(SHAPES["en"]).uncertain
+    assert goal_hijack(fold(text), ["en"]) == Hijack("en", False)
+    found = UNSURE.assess(text)
+    assert not found.attack and found.uncertain and found.techniques == ("instruction_override",)
