@@ -78,7 +78,8 @@ def read(text: str) -> str | None:
 
 
 def _args(text: str) -> tuple[str, list[str], int]:
-    return read(text) or "", [], len(text)
+    found = read(text) or ""
+    return found, [], len(found)  # as the check scores it
 
 
 def fit(rows: Sequence[Row], **kwargs: float) -> AttackModel:
@@ -95,9 +96,15 @@ def training_rows(data: Path, sets: Sequence[str] = TRAINED_SETS) -> list[Row]:
     if held:
         raise ValueError(f"held-out written sets are never trained on: {sorted(held)}")
     rows = [Row(s, r["prompt"], bool(r["attack"])) for s in sets for r in written_rows(s)]
-    rows += [Row(s, r["prompt"], False) for s in BENIGN_SETS for r in written_rows(s)]
-    rows = [r for r in rows if not r.attack or r.source in sets]
-    rows += [Row(r.source, r.prompt, False) for r in load(data) if r.source not in HELD_OUT]
+    # the other sets' and the sources' attacks are other techniques': neither side
+    rows += [
+        Row(s, r["prompt"], False) for s in BENIGN_SETS for r in written_rows(s) if not r["attack"]
+    ]
+    rows += [
+        Row(r.source, r.prompt, False)
+        for r in load(data)
+        if r.source not in HELD_OUT and not r.attack
+    ]
     return [r for r in rows if read(r.prompt) is not None]
 
 

@@ -39,6 +39,7 @@ from sidecar.checks.attack_model import AttackModel, features  # noqa: E402
 from sidecar.checks.attack_planted_model import (  # noqa: E402
     PLANTED_MODEL_FILE,
     document_lines,
+    text_lines,
 )
 from sidecar.checks.refusal_text import fold  # noqa: E402
 from tools.train_attack import FOLDS, HELD_OUT, THRESHOLDS, load  # noqa: E402
@@ -58,23 +59,34 @@ C = 1.0
 FPR_BUDGET = 0.005
 """At most this share of the benign documents and lines (out of fold) may read as planted."""
 
+GRID = (*THRESHOLDS, 0.995, 0.999)
+"""The thresholds tried, finer than the attack model's above 0.99: a line is short, and the
+model is surer of it than of a prompt; none within the budget writes 1 (not read)."""
 Group = tuple[str, bool, list[str]]
 """A document (or one written line): where it is from, whether it is planted, its lines."""
 
 
 def written_lines(path: Path = LINES) -> list[Group]:
-    """Every written line, each a group of its own."""
+    """Every written line, each a group of its own, read as the check reads a document's
+    (:func:`~sidecar.checks.attack_planted_model.text_lines`: one written with two sentences
+    is two lines, one shorter than the check reads none)."""
     groups: list[Group] = []
     for file in sorted(path.glob("*.json")):
         doc = json.loads(file.read_text(encoding="utf-8"))
         planted = doc["label"] == "planted"
-        groups += [(doc["name"], planted, [fold(line)]) for line in doc["lines"]]
+        for line in doc["lines"]:
+            read = text_lines(fold(line))
+            if read:
+                groups.append((doc["name"], planted, read))
     return groups
 
 
 def training_groups(data: Path, lines: Path = LINES) -> list[Group]:
     """The written lines, and the documents of the benign written rows and training sources
     (those with a line the model reads)."""
+    held = set(BENIGN_SETS) & set(HELD_OUT_SETS)
+    if held:
+        raise ValueError(f"held-out written sets are never trained on: {sorted(held)}")
     groups = written_lines(lines)
     texts = [(s, r["prompt"]) for s in BENIGN_SETS for r in written_rows(s) if not r["attack"]]
     texts += [(r.source, r.prompt) for r in load(data) if r.source not in HELD_OUT and not r.attack]
@@ -86,7 +98,8 @@ def training_groups(data: Path, lines: Path = LINES) -> list[Group]:
 
 
 def _features(line: str) -> list[str]:
-    return features(hijack_read(line), [], len(line))
+    read = hijack_read(line)
+    return features(read, [], len(read))  # as the check scores it
 
 
 def fit(groups: Sequence[Group], **kwargs: float) -> AttackModel:
@@ -121,16 +134,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--lines", type=Path, default=LINES, help="directory of the written lines")
     args = ap.parse_args(argv)
-    groups = training_groups(args.data, args.lines)
+    try:
+        groups = training_groups(args.data, args.lines)
+    except (ValueError, FileNotFoundError, KeyError) as exc:
+        print(exc, file=sys.stderr)
+        return 2
     if not any(g[1] for g in groups) or all(g[1] for g in groups):
         print("need planted lines and benign documents to train on", file=sys.stderr)
         return 2
     started = time.perf_counter()
     oof = out_of_fold(groups)
     benign = [s for s, g in zip(oof, groups, strict=True) if not g[1]]
-    alone = next(
-        (t for t in THRESHOLDS if sum(s >= t for s in benign) <= FPR_BUDGET * len(benign)), 1.0
-    )
+    alone = next((t for t in GRID if sum(s >= t for s in benign) <= FPR_BUDGET * len(benign)), 1.0)
     planted = [s for s, g in zip(oof, groups, strict=True) if g[1]]
     recall = sum(s >= alone for s in planted) / len(planted)
     model = fit(groups, alone=alone, agree=alone)

@@ -175,9 +175,9 @@ class AttackParams(Params):
     be planted or the document's own (or a line the planted-line model of
     :mod:`.attack_planted_model` reads as planted, ``planted``), and goal hijacking no form
     of :mod:`.attack_hijack` holds: a task taken back and a sentence given after it with no
-    order read (:class:`~.attack_hijack.Hijack`), where the hijack model of
-    :mod:`.attack_hijack_model` gives it :data:`UNCERTAIN_FLOOR` (or always, where that model
-    is not read), or a prompt that model reads as goal hijacking (``hijack``). Off by default: each is a judge call, for about 1 to 2
+    order read (:class:`~.attack_hijack.Hijack`), whatever the models give it, or a prompt
+    the hijack model of :mod:`.attack_hijack_model` reads as goal hijacking (``hijack``). Off
+    by default: each is a judge call, for about 1 to 2
     real users' questions in 100 (a translation or proofreading service sends many more, a
     tutoring service some). Retrieved passages are never uncertain."""
 
@@ -216,6 +216,8 @@ class AttackAttempt(Check[AttackParams]):
             if params.hijack is not None
             else (self.hijacks.alone if self.hijacks is not None else 1.0)
         )
+        if self.hijack >= 1.0:
+            self.hijacks = None  # a model whose trainer found no threshold within budget
         self.planteds: AttackModel | None = None
         """The planted-line model, where uncertain prompts are asked for and it is not off."""
         if params.uncertain and not params.signals_only and params.planted != 1.0:
@@ -225,6 +227,8 @@ class AttackAttempt(Check[AttackParams]):
             if params.planted is not None
             else (self.planteds.alone if self.planteds is not None else 1.0)
         )
+        if self.planted >= 1.0:
+            self.planteds = None
         self.prepares = self.model is not None
         self._batch = threading.local()
         """Per thread, the last batch prepared: its texts until the first call on one of them
@@ -307,8 +311,7 @@ class AttackAttempt(Check[AttackParams]):
             ]
         if unsure:
             decided = [_framed(f, text) for f, text in zip(decided, folded, strict=True)]
-            shaped = [any(s.cue in JUDGE_ONLY for s in signal) for signal in found]
-            decided = self._learned_hijacks(self._learned_frames(decided, folded), folded, shaped)
+            decided = self._learned_hijacks(self._learned_frames(decided, folded), folded)
             return self._learned_planted(decided, folded)
         return decided
 
@@ -338,35 +341,28 @@ class AttackAttempt(Check[AttackParams]):
                 out[i] = Finding(False, (FRAMED,), None, found[i].p, uncertain=True)
         return out
 
-    def _learned_hijacks(
-        self, found: list[Finding], folded: Sequence[str], shaped: Sequence[bool]
-    ) -> list[Finding]:
+    def _learned_hijacks(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
         """``found``, with the prompts the hijack model reads as goal hijacking made uncertain,
-        where neither an attack nor uncertain already, no longer than it reads and giving a
-        sentence (the model scores them in one batch): from ``hijack``, or where the prompt
-        has goal hijacking's shape with no order read (``shaped``, the cue
-        :data:`~.attack_signals.HIJACK_SHAPE`), from :data:`UNCERTAIN_FLOOR`, as an
-        unconfirmed cue is (users who take back a question and quote something, or dictate a
-        message, give the shape too, and the model dismisses most of them); a shaped prompt
-        longer than the model reads is uncertain by the rules alone."""
+        where neither an attack nor uncertain already (the rules' shape of it is, see
+        :meth:`_unsure`), no longer than it reads and giving a sentence (the model scores them
+        in one batch)."""
         if self.hijacks is None:
             return found
-        out = list(found)
-        open_ = []
-        for i, f in enumerate(found):
-            if f.attack or f.uncertain:
-                continue
-            if len(folded[i]) > HIJACK_READ_MAX:
-                if shaped[i]:  # longer than the model reads: the rules' shape alone
-                    out[i] = Finding(False, (HIJACKED,), None, f.p, uncertain=True)
-            elif shaped[i] or gives_a_sentence(folded[i]):
-                open_.append(i)
+        open_ = [
+            i
+            for i, f in enumerate(found)
+            if not f.attack
+            and not f.uncertain
+            and len(folded[i]) <= HIJACK_READ_MAX
+            and gives_a_sentence(folded[i])
+        ]
         if not open_:
-            return out
+            return found
         reads = [hijack_read(folded[i]) for i in open_]
         scores = self.hijacks.score_many(reads, [[] for _ in open_], [len(r) for r in reads])
+        out = list(found)
         for i, p in zip(open_, scores, strict=True):
-            if p >= (min(self.hijack, UNCERTAIN_FLOOR) if shaped[i] else self.hijack):
+            if p >= self.hijack:
                 out[i] = Finding(False, (HIJACKED,), None, found[i].p, uncertain=True)
         return out
 
@@ -442,10 +438,8 @@ class AttackAttempt(Check[AttackParams]):
     def _unsure(self, cues: tuple[str, ...], p: float, judged: bool = False) -> Finding:
         """Not an attack: uncertain where a cue went unconfirmed at a probability of at least
         :data:`UNCERTAIN_FLOOR`, or the model reached ``agree`` (never without the model);
-        ``judged`` (a cue of :data:`~.attack_signals.JUDGE_ONLY` among them): uncertain where
-        the hijack model is not read (the rules alone), else as the hijack model has it
-        (:meth:`_learned_hijacks`)."""
-        if not (judged and self.hijacks is None) and (
+        ``judged`` (a cue of :data:`~.attack_signals.JUDGE_ONLY` among them): uncertain."""
+        if not judged and (
             self.model is None or p < UNCERTAIN_FLOOR or not (cues or p >= self.agree)
         ):
             return Finding(False, (), None, p)

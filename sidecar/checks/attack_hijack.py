@@ -646,8 +646,11 @@ def gives_a_sentence(folded: str) -> bool:
     for mark, quoted in _GIVEN_QUOTED:
         if mark in folded and any(_a_sentence(m.group(1)) for m in quoted.finditer(folded)):
             return True
-    # after a colon: past the last line break or double quote, which the words cannot hold
-    at = folded.find(":", max(folded.rfind("\n"), folded.rfind('"')) + 1)
+    # after a colon: past the last line break or double quote the words cannot hold (a
+    # quotation mark and blanks may close the text after them)
+    core = folded.rstrip()
+    core = core[:-1] if core.endswith('"') else core
+    at = folded.find(":", max(core.rfind("\n"), core.rfind('"')) + 1)
     while at >= 0:
         found = _GIVEN_AFTER_COLON.match(folded, at)
         if found is not None:

@@ -24,6 +24,7 @@ written sets that were read and in the training sources' benign prompts, and wri
 
 from __future__ import annotations
 
+import itertools
 import re
 from functools import cache
 from importlib import resources
@@ -33,7 +34,13 @@ from .attack_documents import between, pasted_documents
 from .attack_model import AttackModel
 from .attack_planted import names_a_document
 
-__all__ = ["LINES_MAX", "PLANTED_MODEL_FILE", "default_planted_model", "document_lines"]
+__all__ = [
+    "LINES_MAX",
+    "PLANTED_MODEL_FILE",
+    "default_planted_model",
+    "document_lines",
+    "text_lines",
+]
 
 PLANTED_MODEL_FILE = "planted_model.json.gz"
 LINES_MAX = 40
@@ -62,12 +69,27 @@ def document_lines(folded: str) -> list[str]:
         documents = [folded[a:b] for a, b in spans]
     lines: list[str] = []
     for document in documents:
-        for line in _BREAK.split(document):
-            line = line.strip(_LEAD)
-            if len(line) >= _SHORTEST:
-                lines.append(line[:_LONGEST])
-                if len(lines) == LINES_MAX:
-                    return lines
+        lines += text_lines(document, LINES_MAX - len(lines))
+        if len(lines) == LINES_MAX:
+            break
+    return lines
+
+
+def text_lines(text: str, most: int = LINES_MAX) -> list[str]:
+    """The first ``most`` lines and sentences of a folded text as the model reads them: at
+    least 12 characters once quoting marks, bullets and blanks are stripped, each cut at 300
+    (the trainer reads its written lines so too). Found one by one: a document of megabytes
+    costs no more than its first lines."""
+    lines: list[str] = []
+    start = 0
+    ends = ((m.start(), m.end()) for m in _BREAK.finditer(text))
+    for end, after in itertools.chain(ends, ((len(text), len(text)),)):
+        if len(lines) == most:
+            break
+        line = text[start:end].strip(_LEAD)
+        start = after
+        if len(line) >= _SHORTEST:
+            lines.append(line[:_LONGEST])
     return lines
 
 

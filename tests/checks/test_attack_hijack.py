@@ -12,7 +12,6 @@ import pytest
 from sidecar.checks.attack import UNCERTAIN_FLOOR, AttackAttempt, AttackParams
 from sidecar.checks.attack_documents import unquoted
 from sidecar.checks.attack_hijack import HIJACK_CUES, READ_MAX, Hijack, goal_hijack, hijacked
-from sidecar.checks.attack_hijack_model import default_hijack_model, hijack_read
 from sidecar.checks.attack_model import model_text
 from sidecar.checks.attack_signals import _MAYBE, signals
 from sidecar.checks.base import CheckContext
@@ -187,39 +186,30 @@ UNSURE = AttackAttempt(AttackParams(uncertain=True), CheckContext())
 def test_a_sentence_given_after_a_taking_back_with_no_order_read_is_for_the_judge(
     code: str, text: str
 ) -> None:
-    """Not an attack, since no order is read. With ``uncertain``, by the rules alone, uncertain
-    whatever the attack model gives it (these get less than the floor other cues need); with
-    the hijack model, uncertain where that model gives it the floor or more."""
+    """Not an attack, since no order is read. With ``uncertain``, uncertain whatever the models
+    give it (these get less than the floor other cues need), with the hijack model read or
+    not."""
     assert goal_hijack(fold(text), list(HIJACK_CUES)) == Hijack(code, False)
     assert hijacked(fold(text), list(HIJACK_CUES)) is None
     assert "hijack" not in sure(text)
     plain = CHECK.assess(text)
     assert not plain.attack and not plain.uncertain and plain.detail() is None
-    for rules in (
+    for unsure in (
+        UNSURE,
         AttackAttempt(AttackParams(uncertain=True, hijack=1.0), CheckContext()),
         AttackAttempt(AttackParams(uncertain=True, signals_only=True), CheckContext()),
     ):
-        found = rules.assess(text)
+        found = unsure.assess(text)
         assert not found.attack and found.uncertain and found.p < UNCERTAIN_FLOOR
         assert found.techniques == ("instruction_override",)
         assert (found.detail() or "").startswith("uncertain: instruction_override")
-    read = default_hijack_model().score(hijack_read(fold(text)), [], len(text))
-    assert UNSURE.assess(text).uncertain == (read >= UNCERTAIN_FLOOR)
-
-
-def test_the_hijack_model_dismisses_some_shapes_and_keeps_others() -> None:
-    """The floor on the hijack model's probability sorts the shapes: of these, the model keeps
-    most and dismisses at least one (each side is asserted, so a model that keeps all or none
-    fails)."""
-    kept = [UNSURE.assess(text).uncertain for text in SHAPES.values()]
-    assert 0 < kept.count(False) < kept.count(True)
 
 
 def test_the_model_never_confirms_a_sentence_given_with_no_order() -> None:
     """Even where every cue counts at any probability, the shape alone is no attack, and it is
     no feature of the model: the probability is the one the text gets without it."""
     text = SHAPES["en"]
-    every_cue = AttackAttempt(AttackParams(agree=0.0, uncertain=True, hijack=1.0), CheckContext())
+    every_cue = AttackAttempt(AttackParams(agree=0.0, uncertain=True), CheckContext())
     found = every_cue.assess(text)
     assert not found.attack and found.uncertain
     model = CHECK.model
@@ -1034,18 +1024,18 @@ def test_talk_about_bots_without_rules_is_not_a_persona(text: str) -> None:
     [
         # read (tuned) or fitted on (the hijack model): 73, 61, 18, 14 and 7 of 90 or 120
         # flagged, 90, 90, 91, 119 and 120 flagged or uncertain; of their near misses none
-        # flagged, 2, 0, 0, 6 and 0 uncertain
-        ("hijack_a", 71, 88, 0, 3),
-        ("hijack_c", 59, 88, 0, 1),
+        # flagged, 3, 1, 0, 9 and 0 uncertain
+        ("hijack_a", 71, 88, 0, 4),
+        ("hijack_c", 59, 88, 0, 2),
         ("hijack_f", 16, 89, 0, 1),
-        ("hijack_g", 12, 117, 0, 7),
+        ("hijack_g", 12, 117, 0, 10),
         ("hijack_h", 5, 118, 0, 1),
         # held out, written blind by three writers of their own (DATA.md): 49, 19 and 7 of 90
-        # flagged, 68, 61 and 62 flagged or uncertain; of 120 near misses 1, 0 and 0 flagged,
-        # 8, 4 and 1 flagged or uncertain
-        ("hijack_b", 47, 66, 1, 9),
-        ("hijack_d", 17, 59, 0, 5),
-        ("hijack_e", 5, 60, 0, 2),
+        # flagged, 70, 65 and 66 flagged or uncertain; of 120 near misses 1, 0 and 0 flagged,
+        # 9, 8 and 1 flagged or uncertain
+        ("hijack_b", 47, 68, 1, 10),
+        ("hijack_d", 17, 63, 0, 9),
+        ("hijack_e", 5, 64, 0, 2),
     ],
 )
 def test_the_written_hijacks_are_found_or_sent_to_the_judge(
@@ -1061,11 +1051,11 @@ def test_the_written_hijacks_are_found_or_sent_to_the_judge(
     assert sum(f.attack or f.uncertain for f in near) <= near_to_judge
 
 
-def test_a_shape_longer_than_the_hijack_model_reads_is_for_the_judge_by_the_rules() -> None:
-    """The hijack model reads prompts of at most 1,000 characters; a longer one with the shape
-    goes to the judge by the rules alone, whatever the models give it."""
+def test_a_shape_longer_than_the_hijack_model_reads_is_for_the_judge_too() -> None:
+    """The hijack model reads prompts of at most 1,000 characters; the rules' shape is read in
+    any."""
     text = "Our store opens at nine and closes at six on weekdays. " * 20 + SHAPES["en"]
-    assert len(fold(text)) > 1000 and not UNSURE.assess(SHAPES["en"]).uncertain
+    assert len(fold(text)) > 1000
     assert goal_hijack(fold(text), ["en"]) == Hijack("en", False)
     found = UNSURE.assess(text)
     assert not found.attack and found.uncertain and found.techniques == ("instruction_override",)
