@@ -49,7 +49,7 @@ from tools.train_refusal import _fit_head, vectorise  # noqa: E402
 from tools.written_prompts import written_rows  # noqa: E402
 
 DEFAULT_OUT = ROOT / "sidecar" / "data" / HIJACK_MODEL_FILE
-TRAINED_SETS = ("hijack_a", "hijack_c", "hijack_f", "hijack_g", "hijack_h")
+TRAINED_SETS = ("hijack_a", "hijack_c", "hijack_f", "hijack_g", "hijack_h", "hijack_i")
 """The written hijack sets trained on: their hijacks and their near misses."""
 BENIGN_SETS = (
     *("nearmiss_a", "nearmiss_b", "nearmiss_d", "nearmiss_e", "nearmiss_g", "nearmiss_i"),

@@ -1022,20 +1022,21 @@ def test_talk_about_bots_without_rules_is_not_a_persona(text: str) -> None:
 @pytest.mark.parametrize(
     ("name", "flagged", "to_judge", "near_flagged", "near_to_judge"),
     [
-        # read (tuned) or fitted on (the hijack model): 73, 61, 18, 14 and 7 of 90 or 120
-        # flagged, 90, 90, 91, 119 and 120 flagged or uncertain; of their near misses none
-        # flagged, 3, 1, 0, 9 and 0 uncertain
+        # read (tuned) or fitted on (the hijack model): 73, 61, 18, 14, 7 and 7 of 90, 120 or
+        # 100 flagged, 90, 90, 91, 119, 120 and 98 flagged or uncertain; of their near misses
+        # none flagged, 3, 1, 0, 9, 0 and 2 uncertain
         ("hijack_a", 71, 88, 0, 4),
         ("hijack_c", 59, 88, 0, 2),
         ("hijack_f", 16, 89, 0, 1),
         ("hijack_g", 12, 117, 0, 10),
         ("hijack_h", 5, 118, 0, 1),
+        ("hijack_i", 5, 96, 0, 3),
         # held out, written blind by three writers of their own (DATA.md): 49, 19 and 7 of 90
-        # flagged, 70, 65 and 66 flagged or uncertain; of 120 near misses 1, 0 and 0 flagged,
-        # 9, 8 and 1 flagged or uncertain
-        ("hijack_b", 47, 68, 1, 10),
-        ("hijack_d", 17, 63, 0, 9),
-        ("hijack_e", 5, 64, 0, 2),
+        # flagged, 68, 63 and 64 flagged or uncertain; of 120 near misses 1, 0 and 0 flagged,
+        # 7, 5 and 1 flagged or uncertain
+        ("hijack_b", 47, 66, 1, 8),
+        ("hijack_d", 17, 61, 0, 6),
+        ("hijack_e", 5, 62, 0, 2),
     ],
 )
 def test_the_written_hijacks_are_found_or_sent_to_the_judge(
