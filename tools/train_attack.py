@@ -142,6 +142,31 @@ def _args(text: str) -> tuple[str, list[str], int]:
     )
 
 
+def reader_main(
+    argv: Sequence[str] | None,
+    *,
+    description: str,
+    default_out: Path,
+    sets: Sequence[str],
+    training_rows: Callable[[Path, Sequence[str]], list[Row]],
+    **write: Any,
+) -> int:
+    """A reader's trainer's command line (``--data``, ``--out``, ``--sets``): its rows from
+    ``training_rows`` of the data and the written sets (exit status 2 for a set it refuses or
+    cannot find), then :func:`write_reader` with ``write``."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--data", type=Path, required=True, help="directory of normalised JSONL files")
+    ap.add_argument("--out", type=Path, default=default_out)
+    ap.add_argument("--sets", nargs="+", default=list(sets), help="written sets")
+    args = ap.parse_args(argv)
+    try:
+        rows = training_rows(args.data, args.sets)
+    except (ValueError, FileNotFoundError) as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    return write_reader(rows, out=args.out, **write)
+
+
 def write_reader(
     rows: Sequence[Row],
     *,

@@ -22,7 +22,6 @@ Needs scikit-learn (in the ``dev`` extra); the package itself never imports it.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,7 +42,7 @@ from tools.train_attack import (  # noqa: E402
     HELD_OUT,
     Row,
     load,
-    write_reader,
+    reader_main,
 )
 from tools.train_refusal import _fit_head, vectorise  # noqa: E402
 from tools.written_prompts import written_rows  # noqa: E402
@@ -109,25 +108,17 @@ def training_rows(data: Path, sets: Sequence[str] = TRAINED_SETS) -> list[Row]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, required=True, help="directory of normalised JSONL files")
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    ap.add_argument("--sets", nargs="+", default=list(TRAINED_SETS), help="written hijack sets")
-    args = ap.parse_args(argv)
-    try:
-        rows = training_rows(args.data, args.sets)
-    except (ValueError, FileNotFoundError) as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    meta = {"held_out_sets": list(HELD_OUT_SETS), "C": C}
-    return write_reader(
-        rows,
+    return reader_main(
+        argv,
+        description=__doc__.split("\n\n")[0],
+        default_out=DEFAULT_OUT,
+        sets=TRAINED_SETS,
+        training_rows=training_rows,
         fitter=fit,
         scored=_args,
         budget=FPR_BUDGET,
         label="hijack",
-        meta=meta,
-        out=args.out,
+        meta={"held_out_sets": list(HELD_OUT_SETS), "C": C},
     )
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from pydantic import Field
@@ -202,33 +202,10 @@ class AttackAttempt(Check[AttackParams]):
         self.alone = math.inf if alone >= 1.0 else alone
         self.alone_long = math.inf if params.alone_long >= 1.0 else params.alone_long
         self.agree = params.agree if params.agree is not None else self._default("agree")
-        self.frames: AttackModel | None = None
-        """The frame model, where uncertain prompts are asked for and it is not turned off."""
-        if params.uncertain and not params.signals_only and params.frame != 1.0:
-            self.frames = default_frame_model()
-        self.frame = params.frame if params.frame is not None else self._frame_default()
-        self.hijacks: AttackModel | None = None
-        """The hijack model, where uncertain prompts are asked for and it is not turned off."""
-        if params.uncertain and not params.signals_only and params.hijack != 1.0:
-            self.hijacks = default_hijack_model()
-        self.hijack = (
-            params.hijack
-            if params.hijack is not None
-            else (self.hijacks.alone if self.hijacks is not None else 1.0)
-        )
-        if self.hijack >= 1.0:
-            self.hijacks = None  # a model whose trainer found no threshold within budget
-        self.planteds: AttackModel | None = None
-        """The planted-line model, where uncertain prompts are asked for and it is not off."""
-        if params.uncertain and not params.signals_only and params.planted != 1.0:
-            self.planteds = default_planted_model()
-        self.planted = (
-            params.planted
-            if params.planted is not None
-            else (self.planteds.alone if self.planteds is not None else 1.0)
-        )
-        if self.planted >= 1.0:
-            self.planteds = None
+        # the learned readers of uncertain prompts, each with its threshold (None: not read)
+        self.frames, self.frame = _reader(params, params.frame, default_frame_model)
+        self.hijacks, self.hijack = _reader(params, params.hijack, default_hijack_model)
+        self.planteds, self.planted = _reader(params, params.planted, default_planted_model)
         self.prepares = self.model is not None
         self._batch = threading.local()
         """Per thread, the last batch prepared: its texts until the first call on one of them
@@ -236,9 +213,6 @@ class AttackAttempt(Check[AttackParams]):
 
     def _default(self, name: str) -> float:
         return float(getattr(self.model, name)) if self.model is not None else 1.0
-
-    def _frame_default(self) -> float:
-        return self.frames.alone if self.frames is not None else 1.0
 
     def prepare(self, texts: Sequence[str]) -> None:
         """Assess a batch's texts together (the model scores them in one pass) at the first
@@ -317,76 +291,36 @@ class AttackAttempt(Check[AttackParams]):
 
     def _learned_frames(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
         """``found``, with the prompts the frame model reads as a request given as a language
-        task's text made uncertain, where neither an attack nor uncertain already, no longer
-        than it reads and naming a language task (the frame model scores them in one batch)."""
-        if self.frames is None:
-            return found
-        open_ = [
-            i
-            for i, f in enumerate(found)
-            if not f.attack
-            and not f.uncertain
-            and len(folded[i]) <= READ_MAX
-            and names_a_task(folded[i])
-        ]
-        if not open_:
-            return found
-        reads = [model_text(folded[i]) for i in open_]
-        scores = self.frames.score_many(
-            reads, [frame_cues(r) for r in reads], [len(folded[i]) for i in open_]
-        )
-        out = list(found)
-        for i, p in zip(open_, scores, strict=True):
-            if p >= self.frame:  # (neither an attack nor uncertain: no techniques named)
-                out[i] = Finding(False, (FRAMED,), None, found[i].p, uncertain=True)
-        return out
+        task's text made uncertain: no longer than it reads and naming a language task."""
+
+        def reads(i: int) -> list[str]:
+            text = folded[i]
+            return [model_text(text)] if len(text) <= READ_MAX and names_a_task(text) else []
+
+        return _learned(found, self.frames, self.frame, FRAMED, reads, frame_cues)
 
     def _learned_hijacks(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
-        """``found``, with the prompts the hijack model reads as goal hijacking made uncertain,
-        where neither an attack nor uncertain already (the rules' shape of it is, see
-        :meth:`_unsure`), no longer than it reads and giving a sentence (the model scores them
-        in one batch)."""
-        if self.hijacks is None:
-            return found
-        open_ = [
-            i
-            for i, f in enumerate(found)
-            if not f.attack
-            and not f.uncertain
-            and len(folded[i]) <= HIJACK_READ_MAX
-            and gives_a_sentence(folded[i])
-        ]
-        if not open_:
-            return found
-        reads = [hijack_read(folded[i]) for i in open_]
-        scores = self.hijacks.score_many(reads, [[] for _ in open_], [len(r) for r in reads])
-        out = list(found)
-        for i, p in zip(open_, scores, strict=True):
-            if p >= self.hijack:
-                out[i] = Finding(False, (HIJACKED,), None, found[i].p, uncertain=True)
-        return out
+        """``found``, with the prompts the hijack model reads as goal hijacking made uncertain
+        (the rules' shape of it already is, see :meth:`_unsure`): no longer than it reads and
+        giving a sentence."""
+
+        def reads(i: int) -> list[str]:
+            text = folded[i]
+            fits = len(text) <= HIJACK_READ_MAX and gives_a_sentence(text)
+            return [hijack_read(text)] if fits else []
+
+        return _learned(found, self.hijacks, self.hijack, HIJACKED, reads)
 
     def _learned_planted(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
         """``found``, with the prompts that paste a document one of whose lines the planted-line
-        model reads as an order planted for its AI reader made uncertain, where neither an
-        attack nor uncertain already (the model scores all their lines in one batch)."""
-        if self.planteds is None:
-            return found
-        lines = {
-            i: document_lines(folded[i])
-            for i, f in enumerate(found)
-            if not f.attack and not f.uncertain
-        }
-        lines = {i: found_lines for i, found_lines in lines.items() if found_lines}
-        if not lines:
-            return found
-        reads = hijack_reads([line for i in lines for line in lines[i]])
-        scores = iter(self.planteds.score_many(reads, [[] for _ in reads], [len(r) for r in reads]))
-        out = list(found)
-        for i, found_lines in lines.items():
-            if max(next(scores) for _ in found_lines) >= self.planted:
-                out[i] = Finding(False, (UNMARKED,), None, found[i].p, uncertain=True)
-        return out
+        model reads as an order planted for its AI reader made uncertain."""
+        return _learned(
+            found,
+            self.planteds,
+            self.planted,
+            UNMARKED,
+            lambda i: hijack_reads(document_lines(folded[i])),
+        )
 
     def _decide(self, found: list[Signal], p: float, alone: float, unsure: bool = False) -> Finding:
         if not found and (p < alone or self.model is None):
@@ -456,6 +390,52 @@ class AttackAttempt(Check[AttackParams]):
         else:
             found = self.assess(text)
         return CheckResult(found.attack, found.detail())
+
+
+def _reader(
+    params: AttackParams, threshold: float | None, load: Callable[[], AttackModel]
+) -> tuple[AttackModel | None, float]:
+    """A learned reader of uncertain prompts (``load``: the shipped one) and the probability
+    from which it reads its shape (``threshold``, else the model's own ``alone``): none, and
+    1, where uncertain prompts are not asked for, only sure signals are read, or the threshold
+    is 1 (a trainer that found none within its budget writes 1)."""
+    if not params.uncertain or params.signals_only or threshold == 1.0:
+        return None, 1.0
+    model = load()
+    found = model.alone if threshold is None else threshold
+    return (None, 1.0) if found >= 1.0 else (model, found)
+
+
+def _learned(
+    found: list[Finding],
+    model: AttackModel | None,
+    threshold: float,
+    technique: str,
+    reads: Callable[[int], list[str]],
+    cues: Callable[[str], list[str]] | None = None,
+) -> list[Finding]:
+    """``found``, with the texts a learned reader of one shape reads as it made uncertain
+    (``technique``): of those neither an attack nor uncertain already, each whose ``reads``
+    (of its index: what the model reads of it, nothing where it reads none) has one read
+    scoring ``threshold`` or more (with ``cues``, the features of a read that are not its
+    words). The model scores every read of the batch in one pass."""
+    if model is None:
+        return found
+    open_ = {
+        i: read
+        for i, f in enumerate(found)
+        if not f.attack and not f.uncertain and (read := reads(i))
+    }
+    if not open_:
+        return found
+    flat = [r for read in open_.values() for r in read]
+    scored = model.score_many(flat, [cues(r) if cues else [] for r in flat], [len(r) for r in flat])
+    scores = iter(scored)
+    out = list(found)
+    for i, read in open_.items():
+        if max(next(scores) for _ in read) >= threshold:
+            out[i] = Finding(False, (technique,), None, found[i].p, uncertain=True)
+    return out
 
 
 def _framed(found: Finding, folded: str) -> Finding:

@@ -46,9 +46,8 @@ those are searched, in the documents.
 from __future__ import annotations
 
 import re
-from typing import Any, Final, NamedTuple
+from typing import Final, NamedTuple
 
-from ..scan import RE2
 from .attack_documents import between, pasted_documents, unquoted
 from .attack_frames import LANGUAGES
 from .prefilter import Prefilter, superset
@@ -357,19 +356,9 @@ def _found(form: _Form, text: str) -> bool:
     return False
 
 
-def _document_re2() -> Any:
-    """:data:`_DOCUMENT`'s superset (:func:`~.prefilter.superset`) compiled with RE2, where it
-    is installed: it says no wherever the pattern does, about ten times faster."""
-    expr = superset(_DOCUMENT)
-    if RE2 is None or expr is None:
-        return None
-    try:
-        return RE2.compile(expr)
-    except Exception:  # google-re2 raises its own error type: read with re alone
-        return None
-
-
-_DOCUMENT_RE2: Final = _document_re2()
+_DOCUMENT_MAYBE: Final = Prefilter({"document": _DOCUMENT})
+"""RE2's pass over :data:`_DOCUMENT`'s superset: where it says no, so would the pattern, about
+ten times slower."""
 
 
 def names_a_document(folded: str, spans: list[tuple[int, int]]) -> bool:
@@ -377,13 +366,7 @@ def names_a_document(folded: str, spans: list[tuple[int, int]]) -> bool:
     :func:`~.attack_documents.between`), that it pastes a document (:data:`_DOCUMENT`: "Here is
     the email:", "this review", "Is this legit?")."""
     around = folded[: spans[0][0]] + folded[spans[-1][1] :]
-    if _DOCUMENT_RE2 is not None:
-        try:
-            if _DOCUMENT_RE2.search(around) is None:
-                return False  # most prompts
-        except UnicodeEncodeError:  # a lone surrogate: RE2 reads UTF-8
-            pass
-    return _DOCUMENT.search(around) is not None
+    return bool(_DOCUMENT_MAYBE(around)) and _DOCUMENT.search(around) is not None
 
 
 def planted_task(folded: str) -> bool:

@@ -7,11 +7,13 @@ had read the forms wrote to trip them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from sidecar.checks.attack import UNCERTAIN_FLOOR, AttackAttempt, AttackParams
 from sidecar.checks.attack_documents import unquoted
-from sidecar.checks.attack_hijack import HIJACK_CUES, READ_MAX, Hijack, goal_hijack, hijacked
+from sidecar.checks.attack_hijack import HIJACK_CUES, READ_MAX, Hijack, goal_hijack
 from sidecar.checks.attack_model import model_text
 from sidecar.checks.attack_signals import _MAYBE, signals
 from sidecar.checks.base import CheckContext
@@ -20,6 +22,14 @@ from tests.checks.timing import best_of_three
 from tools.written_prompts import written_rows
 
 CHECK = AttackAttempt(AttackParams(), CheckContext())
+
+
+def hijacked(
+    folded: str, codes: list[str], unquoted: Callable[[str], str] | None = None
+) -> str | None:
+    """The language of the first goal hijacking with an order read in ``folded``, or None."""
+    found = goal_hijack(folded, codes, unquoted, given=False)
+    return found.code if found is not None else None
 
 
 def sure(text: str) -> set[str]:
