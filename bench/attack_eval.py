@@ -4,12 +4,13 @@ For every prompt source in ``--data`` (attack or benign, see DATA.md) this print
 precision, recall and false-positive rate of:
 
 * the shipped check (signals and model; ``held out`` marks the sources its model never saw,
-  whose figures are cross-dataset);
+  whose figures are cross-dataset), and where they differ, the same with ``uncertain: true``
+  (which also flags the framed requests the harm model reads as harmful);
 * the sure signals alone (``signals_only: true``);
 * the pooled held-out figures at other thresholds of the model alone (``alone``);
-* how many held-out prompts it leaves unflagged but marks uncertain with ``uncertain: true``
-  (the judge's ``uncertain`` trigger sends those to the judge): the attacks a judge could still
-  find, and the benign prompts it would read;
+* how many held-out prompts it flags or marks uncertain with ``uncertain: true`` (the judge's
+  ``uncertain`` trigger sends those to the judge): the attacks a judge could still find, and
+  the benign prompts it would read, with each learned reader and without it;
 * the attacks the model alone finds, padded with blanks or prose before or after them: how
   many are still found (a long prompt needs ``alone_long``);
 * with ``--cross``, for the sources the shipped model was trained on, the check with a model
@@ -239,7 +240,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"shipped attack model: {len(shipped.weights)} features, alone {shipped.alone}, "
         f"agree {shipped.agree}; held out: {sorted(shipped.meta.get('held_out', []))}"
     )
-    # uncertain: true only adds a detail to what it does not flag (counted below)
+    # the default, and uncertain: true: a detail on what it does not flag (counted below),
+    # and the framed requests the harm model reads as harmful flagged
+    default = AttackAttempt(AttackParams(), CheckContext())
     check = AttackAttempt(AttackParams(uncertain=True), CheckContext())
     rules = AttackAttempt(AttackParams(uncertain=True, frame=1.0), CheckContext())
     # uncertain: true without one of its models, each counted as the check is
@@ -251,6 +254,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "the planted-line model (planted: 1)": AttackAttempt(
             AttackParams(uncertain=True, planted=1.0), CheckContext()
         ),
+        "the harm model (harm: 1)": AttackAttempt(
+            AttackParams(uncertain=True, harm=1.0), CheckContext()
+        ),
     }
     sure = AttackAttempt(AttackParams(signals_only=True), CheckContext())
     sources = sorted({r.source for r in rows})
@@ -259,6 +265,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     languages = labels(args.data, held_out, "language")
     training = [r for r in rows if r.source not in HELD_OUT]
     pooled = {"held out": Confusion(), "trained on": Confusion()}
+    pooled_unsure = Confusion()  # held out, with uncertain: true
     groups: dict[str, set[str]] = {}
     for spec in args.pool:
         name, _, members = spec.partition("=")
@@ -274,13 +281,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     for source in sources:
         part = [r for r in rows if r.source == source]
         held = "held out" if source in HELD_OUT else "trained on"
-        found = check.assess_many([r.prompt for r in part])
-        c = confusion(found, part)
+        flagged = default.assess_many([r.prompt for r in part])
+        c = confusion(flagged, part)
         pooled[held] += c
         for group, members in groups.items():
             if source in members:
                 pooled[group] += c
         print(f"{source:<26} {held:<11} {'signals + model (shipped)':<30} {figures(c)}")
+        found = check.assess_many([r.prompt for r in part])
+        u = confusion(found, part)
+        if held == "held out":
+            pooled_unsure += u
+        if (u.tp, u.fp) != (c.tp, c.fp):
+            print(f"{'':<26} {'':<11} {'  with uncertain: true':<30} {figures(u)}")
         for what, split in (
             ("found, by technique", by_label(found, part, names, attacks=True)),
             ("flagged, by language", by_label(found, part, languages)),
@@ -295,11 +308,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         for f, r in zip(found, part, strict=True):
             if f.attack and r.attack and f.category is not None:
                 categories[f.category] = categories.get(f.category, 0) + 1
-            if held == "held out" and f.uncertain:
+            if held == "held out" and (f.uncertain or f.attack):
                 unsure["attack" if r.attack else "benign"] += 1
         for name, variant in without.items() if held == "held out" else ():
             for f, r in zip(variant.assess_many([r.prompt for r in part]), part, strict=True):
-                by_without[name]["attack" if r.attack else "benign"] += f.uncertain
+                by_without[name]["attack" if r.attack else "benign"] += f.uncertain or f.attack
         if args.cross and held == "trained on":
             model: AttackModel = fit(
                 [r for r in training if r.source != source],
@@ -314,15 +327,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"   {name:<11} signals + model (shipped)      {figures(c)}")
     print(f"   {'held out':<11} sure signals only              {figures(pooled_sure)}")
     print(f"   attacks found, by inferred category: {categories}")
+    print(f"   {'held out':<11} with uncertain: true           {figures(pooled_unsure)}")
     ho = pooled["held out"]
+    attacks, benign = max(1, ho.tp + ho.fn), ho.fp + ho.tn
     print(
-        f"   held out, not flagged but uncertain (with uncertain: true, for the judge): "
-        f"{unsure['attack']} of the {ho.fn} attacks missed, {unsure['benign']} of the "
-        f"{ho.fp + ho.tn} benign prompts; flagged or uncertain: recall "
-        f"{(ho.tp + unsure['attack']) / max(1, ho.tp + ho.fn):.3f}"
+        f"   held out, with uncertain: true, flagged or uncertain (for the judge): "
+        f"{unsure['attack']} of the {attacks} attacks, {unsure['benign']} of the {benign} benign "
+        f"prompts; recall {unsure['attack'] / attacks:.3f}"
     )
     for name, by in by_without.items():
-        recall = (ho.tp + by["attack"]) / max(1, ho.tp + ho.fn)
+        recall = by["attack"] / attacks
         print(f"   the same without {name}: {by['attack']} and {by['benign']}; recall {recall:.3f}")
     held = [r for r in rows if r.source in HELD_OUT]
     print("\nheld out, pooled, at other thresholds of the model alone (shown, not chosen here):")
@@ -335,7 +349,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     texts = one_kb(rows)
     # the cost of the default (uncertain off), and of uncertain on beside it
-    default = AttackAttempt(AttackParams(), CheckContext())
     single, batch = cost(default, texts)
     # live traffic is nearly all benign: its cost apart from the attacks'
     _, benign_batch = cost(default, one_kb([r for r in rows if not r.attack]))

@@ -176,19 +176,21 @@ def write_reader(
     label: str,
     meta: dict[str, Any],
     out: Path,
+    counted: Callable[[Row], bool] | None = None,
 ) -> int:
     """Fit a reader of one shape (the frame model, the hijack model) on ``rows`` (``attack``:
     the shape, counted as ``label``), its threshold (``alone``, and ``agree`` the same) the
-    lowest at which, out of fold, at most ``budget`` of the benign rows read as the shape;
-    write it to ``out`` with ``meta`` and what it was trained on. The exit status: 2 where the
-    rows hold only one label."""
+    lowest at which, out of fold, at most ``budget`` of the benign rows (with ``counted``: of
+    those it is true of) read as the shape; write it to ``out`` with ``meta`` and what it was
+    trained on. The exit status: 2 where the rows hold only one label."""
     if not any(r.attack for r in rows) or all(r.attack for r in rows):
         print(f"need {label} rows and benign prompts to train on", file=sys.stderr)
         return 2
     counts = source_counts(rows, (label, "other"))
     started = time.perf_counter()
     scores = out_of_fold(rows, fitter, scored)
-    alone = lowest(scores, rows, budget)
+    kept = [(s, r) for s, r in zip(scores, rows, strict=True) if counted is None or counted(r)]
+    alone = lowest([s for s, _ in kept], [r for _, r in kept], budget)
     shaped = [s for s, r in zip(scores, rows, strict=True) if r.attack]
     recall = sum(s >= alone for s in shaped) / len(shaped)
     model = fitter(rows, alone=alone, agree=alone)

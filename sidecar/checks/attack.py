@@ -35,6 +35,8 @@ from ..events import Event
 from .attack_documents import unmarked_orders
 from .attack_frame_model import READ_MAX, default_frame_model, frame_cues, names_a_task
 from .attack_frames import framed_request
+from .attack_harm_model import READ_MAX as HARM_READ_MAX
+from .attack_harm_model import default_harm_model
 from .attack_hijack import gives_a_sentence
 from .attack_hijack_model import READ_MAX as HIJACK_READ_MAX
 from .attack_hijack_model import default_hijack_model, hijack_read, hijack_reads
@@ -157,6 +159,12 @@ class AttackParams(Params):
     which a prompt that gives a sentence reads as goal hijacking the forms of
     :mod:`.attack_hijack` do not hold; default: the shipped model's, chosen by its trainer; 1:
     not read (as with ``signals_only``, which reads no model)."""
+    harm: float | None = Field(default=None, ge=0.0, le=1.0)
+    """With ``uncertain``: the harm model's probability (:mod:`.attack_harm_model`) from which
+    a request given as a language task's text (read by the rules of :mod:`.attack_frames` or
+    the frame model) reads as harmful, and the prompt is an attack (``embedded_instruction``)
+    rather than uncertain; default: the shipped model's, chosen by its trainer; 1: never (every
+    framed request is the judge's, as with ``signals_only``)."""
     planted: float | None = Field(default=None, ge=0.0, le=1.0)
     """With ``uncertain``: the planted-line model's probability (:mod:`.attack_planted_model`)
     from which a line of a document the prompt pastes reads as an order planted for the AI
@@ -206,6 +214,7 @@ class AttackAttempt(Check[AttackParams]):
         self.frames, self.frame = _reader(params, params.frame, default_frame_model)
         self.hijacks, self.hijack = _reader(params, params.hijack, default_hijack_model)
         self.planteds, self.planted = _reader(params, params.planted, default_planted_model)
+        self.harms, self.harm = _reader(params, params.harm, default_harm_model)
         self.prepares = self.model is not None
         self._batch = threading.local()
         """Per thread, the last batch prepared: its texts until the first call on one of them
@@ -285,7 +294,8 @@ class AttackAttempt(Check[AttackParams]):
             ]
         if unsure:
             decided = [_framed(f, text) for f, text in zip(decided, folded, strict=True)]
-            decided = self._learned_hijacks(self._learned_frames(decided, folded), folded)
+            decided = self._harmful(self._learned_frames(decided, folded), folded)
+            decided = self._learned_hijacks(decided, folded)
             return self._learned_planted(decided, folded)
         return decided
 
@@ -298,6 +308,27 @@ class AttackAttempt(Check[AttackParams]):
             return [model_text(text)] if len(text) <= READ_MAX and names_a_task(text) else []
 
         return _learned(found, self.frames, self.frame, FRAMED, reads, frame_cues)
+
+    def _harmful(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
+        """``found``, with the framed requests (uncertain, :data:`FRAMED`) the harm model reads
+        as harmful called attacks: a harmful request given as a language task's text is a
+        latent jailbreak. The model scores them in one pass."""
+        if self.harms is None:
+            return found
+        framed = [
+            i
+            for i, f in enumerate(found)
+            if f.uncertain and FRAMED in f.techniques and len(folded[i]) <= HARM_READ_MAX
+        ]
+        if not framed:
+            return found
+        reads = hijack_reads([folded[i] for i in framed])
+        scores = self.harms.score_many(reads, [[] for _ in reads], [len(r) for r in reads])
+        out = list(found)
+        for i, p in zip(framed, scores, strict=True):
+            if p >= self.harm:
+                out[i] = Finding(True, (FRAMED,), category_of((FRAMED,)), found[i].p)
+        return out
 
     def _learned_hijacks(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
         """``found``, with the prompts the hijack model reads as goal hijacking made uncertain

@@ -24,7 +24,7 @@ from sidecar.checks.refusal_text import fold
 from sidecar.events import Event
 from tests.checks.test_attack_frames import NOT_FRAMED, assert_frames_found, found_by_kind
 from tests.conftest import IN_CI
-from tools import train_frames, train_hijack
+from tools import train_frames, train_harm, train_hijack
 from tools.written_prompts import written_rows, written_sets
 
 
@@ -32,8 +32,8 @@ def make(**params: Any) -> AttackAttempt:
     return AttackAttempt(AttackParams(**params), CheckContext())
 
 
-UNSURE = make(uncertain=True)
-RULES = make(uncertain=True, frame=1.0)
+UNSURE = make(uncertain=True, harm=1.0)  # the frame as read; the harm model apart
+RULES = make(uncertain=True, frame=1.0, harm=1.0)
 
 UNKNOWN_LAYOUTS = [
     # written for this test: the rules read none of them as a frame
@@ -244,9 +244,9 @@ def test_every_written_set_is_trained_on_or_held_out_as_its_role_says() -> None:
         assert roles[name] in {"tuned", "trained"}, name
     for name in train_frames.HELD_OUT_SETS:
         assert roles[name] == "held_out", name
-    # a set only a model was fitted on (the frame model, or the hijack model's written
-    # hijacks) is "trained"; none is neither
-    fitted = {*train_frames.TRAINED_SETS, *train_hijack.TRAINED_SETS}
+    # a set only a model was fitted on (the frame model, the hijack model's written hijacks,
+    # the harm model's requests) is "trained"; none is neither
+    fitted = {*train_frames.TRAINED_SETS, *train_hijack.TRAINED_SETS, *train_harm.TRAINED_SETS}
     assert {n for n, r in roles.items() if r == "trained"} <= fitted
 
 

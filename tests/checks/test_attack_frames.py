@@ -21,8 +21,8 @@ def make(**params: Any) -> AttackAttempt:
     return AttackAttempt(AttackParams(**params), CheckContext())
 
 
-UNSURE = make(uncertain=True)
-RULES = make(uncertain=True, frame=1.0)
+UNSURE = make(uncertain=True, harm=1.0)  # the frame as read; the harm model apart
+RULES = make(uncertain=True, frame=1.0, harm=1.0)
 """The rules of the frame reader alone, without the frame model."""
 
 
