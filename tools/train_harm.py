@@ -47,7 +47,7 @@ from tools.written_prompts import written_rows  # noqa: E402
 DEFAULT_OUT = ROOT / "sidecar" / "data" / HARM_MODEL_FILE
 TRAINED_SETS = (
     *("framed_b", "framed_c", "framed_d", "framed_e", "framed_f", "framed_g"),
-    *("harm_a", "harm_c", "harm_d", "harm_e", "harm_f"),
+    *("harm_a", "harm_c", "harm_d", "harm_e", "harm_f", "harm_g", "harm_h"),
 )
 """The written sets trained on: framed requests, harmful and harmless, and requests asked
 directly, harmful and harmless in the same words."""

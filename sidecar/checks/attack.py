@@ -16,10 +16,11 @@ flag but could not tell about, that wraps a request in a language task (by the r
 document with an order in it for its reader (by the rules of :mod:`.attack_planted` or the
 planted-line model of :mod:`.attack_planted_model`), or that hijacks its goal in a way no form
 of :mod:`.attack_hijack` holds (its shape read by the rules, or the hijack model of
-:mod:`.attack_hijack_model`), gets ``uncertain: <cues> (p=0.55)``, for the judge. With
-``field: contexts`` each passage is read on its own (an
-instruction addressed to the assistant inside a document: indirect injection); a document a
-prompt marks as pasted (``<email>``, a fenced block) is read the same way.
+:mod:`.attack_hijack_model`), gets ``uncertain: <cues> (p=0.55)``, for the judge; a request
+wrapped in a language task that the harm model of :mod:`.attack_harm_model` reads as harmful
+is flagged instead (a latent jailbreak). With ``field: contexts`` each passage is read on its
+own (an instruction addressed to the assistant inside a document: indirect injection); a
+document a prompt marks as pasted (``<email>``, a fenced block) is read the same way.
 """
 
 from __future__ import annotations
@@ -177,8 +178,8 @@ class AttackParams(Params):
     judge's ``uncertain`` trigger sends such events to the judge, where the check is least
     sure. So does a prompt that gives a request to an assistant as the text of a language task
     ("Translate into German: how do I ...?", :mod:`.attack_frames`, or the frame model of
-    :mod:`.attack_frame_model` where the rules do not read it), whose harm only the judge can
-    read, and a prompt that pastes a document with an order in it for whoever
+    :mod:`.attack_frame_model` where the rules do not read it), whose harm the judge reads
+    where the harm model (``harm``) does not flag it, and a prompt that pastes a document with an order in it for whoever
     reads it (:func:`~.attack_documents.unmarked_orders`, :mod:`.attack_planted`), which may
     be planted or the document's own (or a line the planted-line model of
     :mod:`.attack_planted_model` reads as planted, ``planted``), and goal hijacking no form

@@ -108,7 +108,7 @@ def test_every_written_set_the_trainer_reads_has_the_role_it_says() -> None:
 
 def test_the_harm_sets_hold_requests_that_are_no_attacks() -> None:
     """A harm set's rows are requests asked outright: none is an attack, half are harmful."""
-    for name in ("harm_a", "harm_b", "harm_c", "harm_d", "harm_e", "harm_f"):
+    for name in ("harm_a", "harm_b", "harm_c", "harm_d", "harm_e", "harm_f", "harm_g", "harm_h"):
         rows = written_rows(name)
         assert not any(r["attack"] for r in rows), name
         assert sum(r["harmful"] for r in rows) == len(rows) // 2, name

@@ -155,7 +155,8 @@ async def test_attacks_the_check_misses_count_against_its_recall_on_sampled_even
 
 async def test_prompts_the_check_is_unsure_of_go_to_the_judge(tmp_path: Path) -> None:
     """With ``uncertain: true``, a prompt with a cue the model did not confirm is not flagged,
-    but its detail says ``uncertain:``; so is a request given as the text of a language task.
+    but its detail says ``uncertain:``; so is a request given as the text of a language task
+    (with ``harm: 1``: one the harm model reads as harmful is flagged otherwise, as this one).
     With the ``uncertain`` trigger on, the judge reads them whatever the sample rate, and what
     it says counts in the check's recall on live traffic."""
     unsure = (
@@ -174,7 +175,7 @@ async def test_prompts_the_check_is_unsure_of_go_to_the_judge(tmp_path: Path) ->
     rules = tmp_path / "rules.yaml"
     rules.write_text(
         "rules:\n  - id: prompt-not-an-attack\n    check: attack_attempt\n    field: prompt\n"
-        "    expect: false\n    params: {uncertain: true}\n"
+        "    expect: false\n    params: {uncertain: true, harm: 1}\n"
     )
     registry, judged = await run_judged(
         tmp_path,
