@@ -367,6 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _, short_no_hijacks = cost(no_hijacks, short)
     no_planted = without["the planted-line model (planted: 1)"]
     _, unsure_no_planted = cost(no_planted, texts)
+    _, unsure_no_harm = cost(without["the harm model (harm: 1)"], texts)
     _, short_no_planted = cost(no_planted, short)
     busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"\ncost per event, {len(texts)} prompts of 1 KB (best of 5; load average {busy:.1f}):")
@@ -377,6 +378,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"   the same with uncertain: true           {unsure_batch:6.1f} us/event")
     print(f"   the same without the frame model        {rules_batch:6.1f} us/event")
     print(f"   the same without the planted-line model {unsure_no_planted:6.1f} us/event")
+    print(f"   the same without the harm model         {unsure_no_harm:6.1f} us/event")
     print(f"   sure signals only, one call each        {sure_single:6.1f} us/event")
     print(f"   for scale: refusal, alone: model, batch {refusal_batch:6.1f} us/event")
     print("   where a batch's time goes, each part alone (the data's mix):")
