@@ -96,14 +96,24 @@ def featurise(text: str) -> list[str]:
     return found
 
 
-def fit(rows: Sequence[Row], **kwargs: float) -> AttackModel:
-    m = vectorise([featurise(r.prompt) for r in rows])
-    weights, bias = _fit_head(m.X, [int(r.attack) for r in rows], C)
+def fit_linear(
+    found: Sequence[list[str]], labels: Sequence[bool], c: float, **kwargs: float
+) -> AttackModel:
+    """A logistic regression over each text's features (``found``), ``c`` its inverse
+    regularisation, the weights under 1e-4 dropped: the model of every learned reader."""
+    m = vectorise(list(found))
+    weights, bias = _fit_head(m.X, [int(label) for label in labels], c)
     kept = {n: w for n, w in zip(m.vocab, weights, strict=True) if abs(w) >= 1e-4}
+    return AttackModel(kept, bias, **kwargs)
+
+
+def fit(rows: Sequence[Row], **kwargs: float) -> AttackModel:
+    model = fit_linear([featurise(r.prompt) for r in rows], [r.attack for r in rows], C, **kwargs)
+    kept = model.weights
     if len(kept) > MAX_FEATURES:
         top = sorted(kept, key=lambda n: (-abs(kept[n]), n))[:MAX_FEATURES]
-        kept = {n: kept[n] for n in sorted(top)}
-    return AttackModel(kept, bias, **kwargs)
+        model = AttackModel({n: kept[n] for n in sorted(top)}, model.bias, **kwargs)
+    return model
 
 
 FOLDS = 5

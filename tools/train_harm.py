@@ -38,10 +38,10 @@ from sidecar.checks.refusal_text import fold  # noqa: E402
 from tools.train_attack import (  # noqa: E402
     HELD_OUT,
     Row,
+    fit_linear,
     load,
     reader_main,
 )
-from tools.train_refusal import _fit_head, vectorise  # noqa: E402
 from tools.written_prompts import written_rows  # noqa: E402
 
 DEFAULT_OUT = ROOT / "sidecar" / "data" / HARM_MODEL_FILE
@@ -83,10 +83,9 @@ def _args(text: str) -> tuple[str, list[str], int]:
 
 
 def fit(rows: Sequence[Row], **kwargs: float) -> AttackModel:
-    m = vectorise([features(*_args(r.prompt)) for r in rows])
-    weights, bias = _fit_head(m.X, [int(r.attack) for r in rows], C)
-    kept = {n: w for n, w in zip(m.vocab, weights, strict=True) if abs(w) >= 1e-4}
-    return AttackModel(kept, bias, **kwargs)
+    return fit_linear(
+        [features(*_args(r.prompt)) for r in rows], [r.attack for r in rows], C, **kwargs
+    )
 
 
 def training_rows(data: Path, sets: Sequence[str] = TRAINED_SETS) -> list[Row]:

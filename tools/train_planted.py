@@ -42,8 +42,7 @@ from sidecar.checks.attack_planted_model import (  # noqa: E402
     text_lines,
 )
 from sidecar.checks.refusal_text import fold  # noqa: E402
-from tools.train_attack import FOLDS, HELD_OUT, THRESHOLDS, load  # noqa: E402
-from tools.train_refusal import _fit_head, vectorise  # noqa: E402
+from tools.train_attack import FOLDS, HELD_OUT, THRESHOLDS, fit_linear, load  # noqa: E402
 from tools.written_prompts import written_rows  # noqa: E402
 
 DEFAULT_OUT = ROOT / "sidecar" / "data" / PLANTED_MODEL_FILE
@@ -104,10 +103,7 @@ def _features(line: str) -> list[str]:
 
 def fit(groups: Sequence[Group], **kwargs: float) -> AttackModel:
     rows = [(line, planted) for _, planted, lines in groups for line in lines]
-    m = vectorise([_features(line) for line, _ in rows])
-    weights, bias = _fit_head(m.X, [int(planted) for _, planted in rows], C)
-    kept = {n: w for n, w in zip(m.vocab, weights, strict=True) if abs(w) >= 1e-4}
-    return AttackModel(kept, bias, **kwargs)
+    return fit_linear([_features(line) for line, _ in rows], [p for _, p in rows], C, **kwargs)
 
 
 def scores(model: AttackModel, lines: Sequence[str]) -> float:
