@@ -369,6 +369,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     _, unsure_no_planted = cost(no_planted, texts)
     _, unsure_no_harm = cost(without["the harm model (harm: 1)"], texts)
     _, short_no_planted = cost(no_planted, short)
+    _, short_default = cost(default, short)
+    _, short_no_fiction = cost(AttackAttempt(AttackParams(fiction=1.0), CheckContext()), short)
+    _, short_refusal = cost(refusal, short)  # type: ignore[arg-type]
     busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"\ncost per event, {len(texts)} prompts of 1 KB (best of 5; load average {busy:.1f}):")
     print(f"   signals + model, one call each          {single:6.1f} us/event")
@@ -385,6 +388,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, us in parts([t + " " for t in texts]):
         print(f"     {name:<39} {us:5.1f} us/text")
     print(f"{len(short)} benign prompts of 200 to 1,000 characters as they are, a batch:")
+    print(f"   signals + model (the default)           {short_default:6.1f} us/event")
+    print(f"   the same without the pretexts (fiction: 1) {short_no_fiction:3.1f} us/event")
+    print(f"   for scale: refusal, alone: model        {short_refusal:6.1f} us/event")
     print(f"   uncertain: true                         {short_unsure:6.1f} us/event")
     print(f"   uncertain: true, without the frame model {short_rules:5.1f} us/event")
     print(f"   uncertain: true, without the hijack model {short_no_hijacks:4.1f} us/event")

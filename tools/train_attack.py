@@ -187,12 +187,14 @@ def write_reader(
     meta: dict[str, Any],
     out: Path,
     counted: Callable[[Row], bool] | None = None,
+    agree_budget: float | None = None,
 ) -> int:
     """Fit a reader of one shape (the frame model, the hijack model) on ``rows`` (``attack``:
     the shape, counted as ``label``), its threshold (``alone``, and ``agree`` the same) the
     lowest at which, out of fold, at most ``budget`` of the benign rows (with ``counted``: of
-    those it is true of) read as the shape; write it to ``out`` with ``meta`` and what it was
-    trained on. The exit status: 2 where the rows hold only one label."""
+    those it is true of) read as the shape (with ``agree_budget``, ``agree`` the lowest within
+    that budget instead); write it to ``out`` with ``meta`` and what it was trained on. The
+    exit status: 2 where the rows hold only one label."""
     if not any(r.attack for r in rows) or all(r.attack for r in rows):
         print(f"need {label} rows and benign prompts to train on", file=sys.stderr)
         return 2
@@ -201,9 +203,12 @@ def write_reader(
     scores = out_of_fold(rows, fitter, scored)
     kept = [(s, r) for s, r in zip(scores, rows, strict=True) if counted is None or counted(r)]
     alone = lowest([s for s, _ in kept], [r for _, r in kept], budget)
+    agree = alone
+    if agree_budget is not None:
+        agree = lowest([s for s, _ in kept], [r for _, r in kept], agree_budget)
     shaped = [s for s, r in zip(scores, rows, strict=True) if r.attack]
     recall = sum(s >= alone for s in shaped) / len(shaped)
-    model = fitter(rows, alone=alone, agree=alone)
+    model = fitter(rows, alone=alone, agree=agree)
     model.meta = {
         "trained_on": {
             s: {label if a else "other": n for (s2, a), n in counts.items() if s2 == s}
@@ -212,6 +217,7 @@ def write_reader(
         **meta,
         "held_out_sources": sorted(HELD_OUT),
         "fpr_budget": budget,
+        **({} if agree_budget is None else {"agree_fpr_budget": agree_budget}),
         "out_of_fold_recall": round(recall, 4),
     }
     out.parent.mkdir(parents=True, exist_ok=True)

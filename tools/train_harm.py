@@ -1,20 +1,22 @@
 """Train the harm model shipped in ``sidecar/data/harm_model.json.gz``.
 
 The model (:mod:`sidecar.checks.attack_harm_model`) reads whether a request given as a
-language task's text is one an assistant should not carry out. Positives: the harmful framed
-requests of the framed sets in :data:`TRAINED_SETS` and the harmful requests of its harm sets
+language task's text, or behind a pretext of fiction, is one an assistant should not carry
+out. Positives: the harmful framed requests of the framed sets in :data:`TRAINED_SETS`, the
+fictional framings of its fiction sets and the harmful requests of its harm sets
 (``bench/data/written_prompts/``; a harm set's rows are no attacks, its ``harmful`` field says
-which). Negatives: the rest of those sets (harmless requests in the same frames and in the
-same alarming words), the benign rows of the written sets in :data:`BENIGN_SETS`, and the
+which). Negatives: the rest of those sets (harmless requests in the same frames, dark fiction
+that asks for nothing usable, harmless requests in the same alarming words), the benign rows of the written sets in :data:`BENIGN_SETS`, and the
 benign prompts of the training sources ``tools/fetch_detector_data.py`` writes except
 :data:`NOT_READ` (the attack model's held-out sources are never read); of each, the prompts of
 at most :data:`~sidecar.checks.attack_harm_model.READ_MAX` characters, the only ones the model
 reads. The written sets in :data:`HELD_OUT_SETS` are never trained on.
 
-The threshold (the model's ``alone``) is the lowest probability at which the model, reading
-rows it was not fitted on (five folds), reads at most :data:`FPR_BUDGET` of the harmless rows
-of :data:`TRAINED_SETS` as harmful: the hard cases, and the only ones it is asked about are
-framed. Each such read is a false positive of the check.
+The threshold for a framed request (the model's ``alone``) is the lowest probability at which
+the model, reading rows it was not fitted on (five folds), reads at most :data:`FPR_BUDGET` of
+the harmless rows of :data:`TRAINED_SETS` as harmful: the hard cases, near the prompts it is
+asked about. The threshold for a prompt that sets up fiction (``agree``) is the same within
+:data:`FICTION_BUDGET`. Each such read is a false positive of the check.
 
     python tools/train_harm.py --data OUT_DIR [--out sidecar/data/harm_model.json.gz]
 
@@ -48,9 +50,10 @@ DEFAULT_OUT = ROOT / "sidecar" / "data" / HARM_MODEL_FILE
 TRAINED_SETS = (
     *("framed_b", "framed_c", "framed_d", "framed_e", "framed_f", "framed_g"),
     *("harm_a", "harm_c", "harm_d", "harm_e", "harm_f", "harm_g", "harm_h"),
+    *("fiction_a", "fiction_b"),
 )
-"""The written sets trained on: framed requests, harmful and harmless, and requests asked
-directly, harmful and harmless in the same words."""
+"""The written sets trained on: framed requests, harmful and harmless, requests asked
+directly, harmful and harmless in the same words, and fiction as a pretext and as itself."""
 BENIGN_SETS = (
     *("nearmiss_a", "nearmiss_b", "nearmiss_d", "nearmiss_e", "nearmiss_g", "nearmiss_i"),
     *("pasted_a", "labelled_a", "labelled_b", "planted_a", "planted_b", "ordinary_a"),
@@ -59,6 +62,7 @@ BENIGN_SETS = (
 """Written sets whose benign rows are negatives (their attacks are other techniques')."""
 HELD_OUT_SETS = (
     *("framed_a", "framed_h", "framed_i", "framed_j", "framed_k", "framed_l", "harm_b"),
+    "fiction_c",
     *("nearmiss_c", "nearmiss_f", "nearmiss_h", "ordinary_b", "rag_c"),
 )
 """Written sets the model never sees."""
@@ -68,12 +72,16 @@ its harmless requests, and the model must meet those as it meets a user's."""
 C = 3.0
 FPR_BUDGET = 0.02
 """At most this share of the harmless rows of :data:`TRAINED_SETS` (out of fold) may read as
-harmful."""
+harmful: the threshold for a framed request (``alone``)."""
+FICTION_BUDGET = 0.01
+"""The same, for a prompt that sets up fiction, role-play or a hypothetical (``agree``): such
+pretexts are far more common in ordinary prompts than framed requests are, and the check
+flags them whether ``uncertain`` is set or not."""
 
 
 def harmful(row: dict[str, object]) -> bool:
-    """Whether a written row is a harmful request: a framed set's attacks, a harm set's rows
-    marked ``harmful``."""
+    """Whether a written row is a harmful request: a framed or fiction set's attacks, a harm
+    set's rows marked ``harmful``."""
     return bool(row.get("harmful", row["attack"]))
 
 
@@ -125,6 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         label="harmful",
         meta={"held_out_sets": list(HELD_OUT_SETS), "not_read": sorted(NOT_READ), "C": C},
         counted=lambda r: r.source in sets,
+        agree_budget=FICTION_BUDGET,
     )
 
 

@@ -4,9 +4,11 @@ Signals (:mod:`.attack_signals`) find the techniques attacks use and give precis
 signal ("ignore all previous instructions", a base64 payload that decodes to an instruction)
 is an attack on its own. A cue ("you are now", "hypothetically") counts only when the learned
 model (:mod:`.attack_model`) agrees, and the model alone calls an attack it is sure of, which
-gives the recall words miss. A customer who asks for a travel agent's role, for JSON, pastes
-code or asks about hacking or drugs is not flagged: the thresholds were chosen for a low
-false-positive rate on such prompts (see docs/detectors.md).
+gives the recall words miss. A harmful request behind a pretext of fiction, role-play or a
+hypothetical (:mod:`.attack_fiction`) is an attack where the harm model of
+:mod:`.attack_harm_model` reads it as harmful. A customer who asks for a travel agent's role,
+for JSON, pastes code or asks about hacking or drugs is not flagged: the thresholds were
+chosen for a low false-positive rate on such prompts (see docs/detectors.md).
 
 The value is a bool; the detail names the category and the techniques found, never event
 text: ``intermediate: instruction_override, persona (p=0.98)``. Techniques the model found
@@ -34,6 +36,7 @@ from pydantic import Field
 
 from ..events import Event
 from .attack_documents import unmarked_orders
+from .attack_fiction import sets_up_fiction
 from .attack_frame_model import READ_MAX, default_frame_model, frame_cues, names_a_task
 from .attack_frames import framed_request
 from .attack_harm_model import READ_MAX as HARM_READ_MAX
@@ -92,6 +95,9 @@ FRAMED = "embedded_instruction"
 HIJACKED = "instruction_override"
 """The technique an uncertain detail names for a prompt the hijack model reads as goal
 hijacking."""
+PRETEXT = "persona"
+"""The technique an attack names for a harmful request behind a pretext of fiction, role-play
+or a hypothetical (the harm model's reading)."""
 UNMARKED = "indirect_injection"
 """The technique an uncertain detail names for an order to an AI reader in text a prompt
 pastes without marking it."""
@@ -160,6 +166,12 @@ class AttackParams(Params):
     which a prompt that gives a sentence reads as goal hijacking the forms of
     :mod:`.attack_hijack` do not hold; default: the shipped model's, chosen by its trainer; 1:
     not read (as with ``signals_only``, which reads no model)."""
+    fiction: float | None = Field(default=None, ge=0.0, le=1.0)
+    """The harm model's probability (:mod:`.attack_harm_model`) from which a prompt that sets
+    up fiction, role-play or a hypothetical (:mod:`.attack_fiction`) asks for something harmful
+    behind it, and is an attack (``persona``); default: the shipped model's ``agree``, chosen by
+    its trainer; 1: never. Read whether ``uncertain`` is set or not (not with
+    ``signals_only``)."""
     harm: float | None = Field(default=None, ge=0.0, le=1.0)
     """With ``uncertain``: the harm model's probability (:mod:`.attack_harm_model`) from which
     a request given as a language task's text (read by the rules of :mod:`.attack_frames` or
@@ -216,6 +228,7 @@ class AttackAttempt(Check[AttackParams]):
         self.hijacks, self.hijack = _reader(params, params.hijack, default_hijack_model)
         self.planteds, self.planted = _reader(params, params.planted, default_planted_model)
         self.harms, self.harm = _reader(params, params.harm, default_harm_model)
+        self.fictions, self.fiction = _harm_reader(params)
         self.prepares = self.model is not None
         self._batch = threading.local()
         """Per thread, the last batch prepared: its texts until the first call on one of them
@@ -297,8 +310,8 @@ class AttackAttempt(Check[AttackParams]):
             decided = [_framed(f, text) for f, text in zip(decided, folded, strict=True)]
             decided = self._harmful(self._learned_frames(decided, folded), folded)
             decided = self._learned_hijacks(decided, folded)
-            return self._learned_planted(decided, folded)
-        return decided
+            decided = self._learned_planted(decided, folded)
+        return decided if documents else self._fictional(decided, folded)
 
     def _learned_frames(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
         """``found``, with the prompts the frame model reads as a request given as a language
@@ -329,6 +342,28 @@ class AttackAttempt(Check[AttackParams]):
         for i, p in zip(framed, scores, strict=True):
             if p >= self.harm:
                 out[i] = Finding(True, (FRAMED,), category_of((FRAMED,)), found[i].p)
+        return out
+
+    def _fictional(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
+        """``found``, with the prompts that set up fiction, role-play or a hypothetical and ask
+        for something the harm model reads as harmful behind it called attacks (``persona``):
+        of those not attacks already, no longer than it reads. The model scores them in one
+        pass."""
+        if self.fictions is None:
+            return found
+        read = [
+            i
+            for i, f in enumerate(found)
+            if not f.attack and len(folded[i]) <= HARM_READ_MAX and sets_up_fiction(folded[i])
+        ]
+        if not read:
+            return found
+        reads = hijack_reads([folded[i] for i in read])
+        scores = self.fictions.score_many(reads, [[] for _ in reads], [len(r) for r in reads])
+        out = list(found)
+        for i, p in zip(read, scores, strict=True):
+            if p >= self.fiction:
+                out[i] = Finding(True, (PRETEXT,), category_of((PRETEXT,)), found[i].p)
         return out
 
     def _learned_hijacks(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
@@ -435,6 +470,18 @@ def _reader(
         return None, 1.0
     model = load()
     found = model.alone if threshold is None else threshold
+    return (None, 1.0) if found >= 1.0 else (model, found)
+
+
+def _harm_reader(params: AttackParams) -> tuple[AttackModel | None, float]:
+    """The harm model and the probability from which it reads harm behind a pretext of fiction
+    (``fiction``, else the model's own ``agree``): none, and 1, with ``signals_only`` or
+    ``fiction: 1``. Unlike the readers of uncertain prompts, read whether ``uncertain`` is
+    set or not."""
+    if params.signals_only or params.fiction == 1.0:
+        return None, 1.0
+    model = default_harm_model()
+    found = model.agree if params.fiction is None else params.fiction
     return (None, 1.0) if found >= 1.0 else (model, found)
 
 

@@ -36,13 +36,14 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ..scan import RE2
 
 _re2: Any = RE2  # None where google-re2 is not installed (see sidecar.scan)
 
-__all__ = ["Prefilter", "superset"]
+__all__ = ["Prefilter", "searcher", "superset"]
 
 _PARSER: Any = importlib.import_module("re._parser")  # the stdlib re's own parser
 _C: Any = importlib.import_module("re._constants")
@@ -327,3 +328,33 @@ def _compiles_set(found: Any) -> bool:
     except Exception:  # too large for its memory budget: no set, every pattern may match
         return False
     return True
+
+
+def searcher(pattern: re.Pattern[str]) -> Callable[[str], bool]:
+    """A function that says whether ``pattern`` occurs in a text, in one RE2 pass where RE2 is
+    installed (``re`` tries an alternation of words at every position of a text, RE2 reads it
+    once). The pattern must read the same in both: ASCII (RE2's ``\\b`` is ASCII's), with no
+    look-around; one RE2 cannot compile, or a text it cannot read (a lone surrogate), is
+    searched with ``re``."""
+    if not pattern.flags & re.ASCII:
+        raise ValueError("searcher: the pattern must be ASCII, as RE2 reads \\b")
+    match = None
+    if _re2 is not None:
+        options = _re2.Options()
+        options.log_errors = False
+        options.max_mem = 16 << 20
+        found = _re2.Set.SearchSet(options)
+        if _compiles(pattern.pattern, options):
+            found.Add(pattern.pattern)
+            if _compiles_set(found):
+                match = getattr(getattr(found, "_set", None), "Match", None) or found.Match
+
+    def search(text: str) -> bool:
+        if match is not None:
+            try:
+                return bool(match(text.encode()))
+            except UnicodeEncodeError:
+                pass
+        return pattern.search(text) is not None
+
+    return search
