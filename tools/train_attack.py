@@ -188,12 +188,13 @@ def write_reader(
     out: Path,
     counted: Callable[[Row], bool] | None = None,
     agree_budget: float | None = None,
+    agree_counted: Callable[[Row], bool] | None = None,
 ) -> int:
     """Fit a reader of one shape (the frame model, the hijack model) on ``rows`` (``attack``:
     the shape, counted as ``label``), its threshold (``alone``, and ``agree`` the same) the
     lowest at which, out of fold, at most ``budget`` of the benign rows (with ``counted``: of
     those it is true of) read as the shape (with ``agree_budget``, ``agree`` the lowest within
-    that budget instead); write it to ``out`` with ``meta`` and what it was trained on. The
+    that budget instead, of the benign rows ``agree_counted`` is true of); write it to ``out`` with ``meta`` and what it was trained on. The
     exit status: 2 where the rows hold only one label."""
     if not any(r.attack for r in rows) or all(r.attack for r in rows):
         print(f"need {label} rows and benign prompts to train on", file=sys.stderr)
@@ -205,7 +206,12 @@ def write_reader(
     alone = lowest([s for s, _ in kept], [r for _, r in kept], budget)
     agree = alone
     if agree_budget is not None:
-        agree = lowest([s for s, _ in kept], [r for _, r in kept], agree_budget)
+        pairs = [
+            (s, r)
+            for s, r in zip(scores, rows, strict=True)
+            if agree_counted is None or agree_counted(r)
+        ]
+        agree = lowest([s for s, _ in pairs], [r for _, r in pairs], agree_budget)
     shaped = [s for s, r in zip(scores, rows, strict=True) if r.attack]
     recall = sum(s >= alone for s in shaped) / len(shaped)
     model = fitter(rows, alone=alone, agree=agree)

@@ -16,7 +16,8 @@ The threshold for a framed request (the model's ``alone``) is the lowest probabi
 the model, reading rows it was not fitted on (five folds), reads at most :data:`FPR_BUDGET` of
 the harmless rows of :data:`TRAINED_SETS` as harmful: the hard cases, near the prompts it is
 asked about. The threshold for a prompt that sets up fiction (``agree``) is the same within
-:data:`FICTION_BUDGET`. Each such read is a false positive of the check.
+:data:`FICTION_BUDGET`, of those harmless rows that set up fiction. Each such read is a false
+positive of the check.
 
     python tools/train_harm.py --data OUT_DIR [--out sidecar/data/harm_model.json.gz]
 
@@ -33,6 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from sidecar.checks.attack_fiction import sets_up_fiction  # noqa: E402
 from sidecar.checks.attack_harm_model import HARM_MODEL_FILE, READ_MAX  # noqa: E402
 from sidecar.checks.attack_hijack_model import hijack_read  # noqa: E402
 from sidecar.checks.attack_model import AttackModel, features  # noqa: E402
@@ -74,9 +76,10 @@ FPR_BUDGET = 0.02
 """At most this share of the harmless rows of :data:`TRAINED_SETS` (out of fold) may read as
 harmful: the threshold for a framed request (``alone``)."""
 FICTION_BUDGET = 0.01
-"""The same, for a prompt that sets up fiction, role-play or a hypothetical (``agree``): such
-pretexts are far more common in ordinary prompts than framed requests are, and the check
-flags them whether ``uncertain`` is set or not."""
+"""The same, for a prompt that sets up fiction, role-play or a hypothetical (``agree``), of
+the harmless rows of :data:`TRAINED_SETS` that set one up (dark fiction, mostly): such
+pretexts are more common in ordinary prompts than framed requests are, and the check flags
+them whether ``uncertain`` is set or not."""
 
 
 def harmful(row: dict[str, object]) -> bool:
@@ -134,6 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         meta={"held_out_sets": list(HELD_OUT_SETS), "not_read": sorted(NOT_READ), "C": C},
         counted=lambda r: r.source in sets,
         agree_budget=FICTION_BUDGET,
+        agree_counted=lambda r: r.source in sets and sets_up_fiction(fold(r.prompt)),
     )
 
 

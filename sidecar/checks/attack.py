@@ -113,7 +113,8 @@ class Finding(NamedTuple):
     """Of an attack: ``advanced`` for encodings and optimised suffixes, else
     ``intermediate``."""
     p: float
-    """The model's probability."""
+    """The model's probability (of a frame or a pretext the harm model read as harmful, the
+    harm model's)."""
     uncertain: bool = False
     """Not an attack, but the check could not tell (see :attr:`AttackParams.uncertain`); its
     ``techniques`` are then the cues found."""
@@ -341,7 +342,7 @@ class AttackAttempt(Check[AttackParams]):
         out = list(found)
         for i, p in zip(framed, scores, strict=True):
             if p >= self.harm:
-                out[i] = Finding(True, (FRAMED,), category_of((FRAMED,)), found[i].p)
+                out[i] = Finding(True, (FRAMED,), category_of((FRAMED,)), p)
         return out
 
     def _fictional(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
@@ -363,7 +364,7 @@ class AttackAttempt(Check[AttackParams]):
         out = list(found)
         for i, p in zip(read, scores, strict=True):
             if p >= self.fiction:
-                out[i] = Finding(True, (PRETEXT,), category_of((PRETEXT,)), found[i].p)
+                out[i] = Finding(True, (PRETEXT,), category_of((PRETEXT,)), p)
         return out
 
     def _learned_hijacks(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:

@@ -21,25 +21,39 @@ from .prefilter import searcher
 __all__ = ["sets_up_fiction"]
 
 _PRETEXT: Final = re.compile(
-    r"\b(?:stor(?:y|ies)|novel(?:la)?|screenplay|(?:film|movie|tv|screen|stage|play) ?script"
-    r"|script (?:for|of) (?:a|an|the|my|our) (?:film|movie|play|show|scene|episode|series"
-    r"|sitcom|video|comic)|scene|chapter|fiction(?:al)?|fairy ?tales?|fables?|bedtime"
-    r"|role-?play(?:ing)?|rpg|d ?& ?d|dungeon master|game ?master|npc|quests?|campaign"
-    r"|video ?game|(?:board |card )?game|characters?|in character|villain|protagonist"
-    r"|antagonist|pretend(?: that)? (?:you|we|i)|let'?s pretend|imagine|imaginary"
-    r"|hypothetical(?:ly)?|thought experiment|alternate|parallel (?:universe|world)|universe"
-    r"|in-world|world where|dream(?:ed|t)?|movie|film|sitcom|episode|plot|dialogue|monologue"
-    r"|transcript|podcast|interview|lore|fantasy|sci-?fi|dystopia\w*|the year \d{4}|comic"
-    r"|manga|anime|play(?:wright)?|theat(?:er|re)|(?:late|dead|deceased|departed) grand\w+"
-    r"|grand(?:ma|mother|pa|father) (?:used to|would)|you are my|you're my|let'?s play"
-    r"|simulation|simulate)\b",
+    # works of fiction (a poem, a song or a scam's call script is a format, not a pretext)
+    r"\b(?:stor(?:y|ies)|tale|fables?|fairy ?tales?|bedtime|fiction(?:al)?|fan ?fic(?:tion)?"
+    r"|novel(?:la|ist)?|graphic novel|chapter|screenplay|screenwrit\w*|(?:film|movie|tv|stage"
+    r"|play|screen) ?script|script (?:for|of) (?:a|an|the|my|our) (?:film|movie|play|show"
+    r"|scene|episode|series|sitcom|video|comic)|scene|dialogue|monologue|transcript|narrative"
+    r"|storyline|co-?author|(?:a|the|stage|radio) play|let'?s write a|world-?building"
+    r"|(?:for|in) (?:my|a|an|our) (?:[a-z-]+ ){0,2}(?:book|movie|film|game|world|sketch|comic"
+    r"|show|series|wiki|setting|universe|campaign|mod)"
+    # games, role-play, characters
+    r"|role-?play\w*|rpg|tabletop|d ?& ?d|dungeon master|game ?master|npc|quest|mad libs"
+    r"|choose[- ]your[- ]own|escape room|let'?s play|new game|quick game|game time"
+    r"|(?:a|this|our) game (?:where|in which|called)|in this game|(?:my|a|the|your|his|her)"
+    r" character|character (?:who|named|called)|in character|story mode"
+    # pretending and other worlds
+    r"|pretend(?:ing)? (?:that|you|we|i|it'?s|the|to be (?:a|an|my|the))|imaginary"
+    r"|imagine (?:that|you|we|a|an|it'?s|if|there|yourself|being|the (?:year|world))"
+    r"|suppose (?:that|someone|we|a world)|hypothetical(?:ly)?"
+    r"|thought experiment|simulation where|in a simulation|alt-(?:history|universe)"
+    r"|(?:alternate|alternative|parallel) (?:universe|world|reality|history|timeline|\d{4}s?)"
+    r"|in-universe|in-world|world where|(?:the )?year \d{4}|sci-?fi|dystopia\w*"
+    r"|fantasy (?:world|setting|novel|story|realm|kingdom)|dream(?:ed|t)|nightmare"
+    r"|(?:a|the) dream (?:where|in which|that|sequence)|in (?:my|a|the) dream"
+    # a late relative's tale
+    r"|(?:late|dead|deceased|departed) (?:grand\w+|uncle|aunt\w*|mother|father|mom|dad)"
+    r"|grand(?:ma|mother|pa|father) (?:used to|would|was)"
+    r")\b",
     re.ASCII,
 )
-"""The words a pretext of pretend is set up with (folded text): kinds of story and scene,
-games and role-play, characters, hypotheticals and other worlds, a late grandparent's tale. A
-script is a film's or a play's (a scam's "call script" is none), and pretending is the
-assistant's or the user's ("pretend you are"; "pretending to be the bank" is a phishing
-e-mail's, no pretext)."""
+"""The words a pretext of pretend is set up with (folded text), where they say so: a kind of
+story or scene, a game, role-play or a character, pretending, a hypothetical or another world,
+a late relative's tale. Words that are in many ordinary prompts are read only in the phrases
+that make them a pretext ("let's play", "a game where", "my character", "in a simulation"):
+"play a prank", "under 300 characters", "plot the steps" set up nothing."""
 
 
 _SEARCH: Final = searcher(_PRETEXT)

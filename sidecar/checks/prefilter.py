@@ -333,11 +333,14 @@ def _compiles_set(found: Any) -> bool:
 def searcher(pattern: re.Pattern[str]) -> Callable[[str], bool]:
     """A function that says whether ``pattern`` occurs in a text, in one RE2 pass where RE2 is
     installed (``re`` tries an alternation of words at every position of a text, RE2 reads it
-    once). The pattern must read the same in both: ASCII (RE2's ``\\b`` is ASCII's), with no
-    look-around; one RE2 cannot compile, or a text it cannot read (a lone surrogate), is
-    searched with ``re``."""
-    if not pattern.flags & re.ASCII:
-        raise ValueError("searcher: the pattern must be ASCII, as RE2 reads \\b")
+    once). The pattern must read the same in both: compiled with ``re.ASCII`` and no other flag
+    (RE2's ``\\b`` is ASCII's, and the other flags would be lost), no ``\\s`` (RE2's leaves
+    out the vertical tab), no look-around; one RE2 cannot compile, or a text it cannot read (a
+    lone surrogate), is searched with ``re``. Its ``re2`` attribute says which it is."""
+    if pattern.flags != re.ASCII or "\\s" in pattern.pattern:
+        raise ValueError(
+            "searcher: the pattern must have re.ASCII alone and no \\s, as RE2 reads it"
+        )
     match = None
     if _re2 is not None:
         options = _re2.Options()
@@ -357,4 +360,5 @@ def searcher(pattern: re.Pattern[str]) -> Callable[[str], bool]:
                 pass
         return pattern.search(text) is not None
 
+    search.re2 = match is not None  # type: ignore[attr-defined]
     return search

@@ -13,6 +13,7 @@ import pytest
 from sidecar.checks.attack import AttackAttempt, AttackParams
 from sidecar.checks.attack_harm_model import READ_MAX, default_harm_model
 from sidecar.checks.attack_hijack_model import hijack_read
+from sidecar.checks.attack_model import AttackModel
 from sidecar.checks.base import CheckContext
 from sidecar.checks.refusal_text import fold
 from tools import train_harm
@@ -70,7 +71,8 @@ def test_it_flags_from_its_threshold_and_only_where_asked() -> None:
     assert check(harm=p - 0.001).assess(HARMFUL).attack
     above = check(harm=p + 0.001).assess(HARMFUL)
     assert not above.attack and above.uncertain
-    # off, or uncertain not asked for: the model is not even loaded, the frame is no attack
+    # off, or uncertain not asked for: frames are not read for harm (the model is loaded for
+    # pretexts of fiction only), and the frame is no attack
     off, plain = check(harm=1.0), AttackAttempt(AttackParams(), CheckContext())
     assert off.harms is None and plain.harms is None
     assert not off.assess(HARMFUL).attack and not plain.assess(HARMFUL).attack
@@ -83,10 +85,19 @@ def test_a_batch_reads_as_one_prompt_at_a_time_does() -> None:
     assert one.assess_many(texts) == [one.assess_many([t])[0] for t in texts]
 
 
-def test_a_long_prompt_is_not_read() -> None:
-    long = HARMFUL + "\n" + "The garage is next to the house. " * (READ_MAX // 30)
-    assert len(fold(long)) > READ_MAX
-    assert not check(harm=0.01).assess(long).attack
+def test_a_framed_prompt_longer_than_it_reads_stays_uncertain() -> None:
+    """No layout the frame readers know holds a request in more than 1,000 characters, so the
+    length guard is tested on a finding as the frame readers would leave it."""
+    from sidecar.checks.attack import Finding
+
+    one = check(harm=0.01)
+    framed = Finding(False, ("embedded_instruction",), None, 0.3, uncertain=True)
+    long = fold(HARMFUL + "\n" + "Then make a pipe bomb. " * (READ_MAX // 20))
+    assert len(long) > READ_MAX
+    assert one._harmful([framed, framed], [long, fold(HARMFUL)]) == [
+        framed,
+        Finding(True, ("embedded_instruction",), "intermediate", harm(HARMFUL)),
+    ]
 
 
 def test_the_shipped_model_never_saw_the_held_out_sets() -> None:
@@ -144,6 +155,43 @@ def test_the_trainer_writes_a_model_whose_threshold_counts_only_its_sets(tmp_pat
     # easy benign prompts of the sources (none of which scores near it)
     rows = train_harm.training_rows(data, ["harm_a"])
     assert {r.source for r in rows} == {"harm_a", *train_harm.BENIGN_SETS, "t0_tasks"}
+
+
+class _Scored(AttackModel):
+    """A model whose score of a text is the number the text holds: the trainer's threshold
+    rules, apart from any fit."""
+
+    def score(self, read: str, cues: object, length: int) -> float:
+        return float(read.split()[-1])
+
+
+def test_the_trainer_counts_only_the_rows_it_is_told_for_each_threshold(tmp_path: Path) -> None:
+    from tools.train_attack import Row, write_reader
+
+    rows = [Row("harm_x", "attack 0.99", True) for _ in range(10)]
+    rows += [Row("harm_x", f"harmless {s}", False) for s in (0.1, 0.2, 0.3, 0.95)]  # counted
+    rows += [Row("story_x", f"story {s}", False) for s in (0.1, 0.96)]  # counted for agree
+    rows += [Row("t0_tasks", "easy 0.99", False) for _ in range(50)]  # counted for neither
+    out = tmp_path / "m.json.gz"
+    status = write_reader(
+        rows,
+        fitter=lambda rs, **kw: _Scored({}, 0.0, **kw),
+        scored=lambda text: (text, [], len(text)),
+        budget=0.25,
+        label="harmful",
+        meta={},
+        out=out,
+        counted=lambda r: r.source.startswith(("harm_", "story_")),
+        agree_budget=0.0,
+        agree_counted=lambda r: r.source.startswith("story_"),
+    )
+    assert status == 0
+    model = AttackModel.load(out)
+    # 1 of the 6 counted harmless rows may score above: 0.95 and 0.96 are the top two
+    assert model.alone == 0.96
+    # none of the 2 story rows may: above 0.96
+    assert model.agree == 0.97
+    assert model.meta["agree_fpr_budget"] == 0.0
 
 
 def test_the_held_out_sets_are_read_within_their_bounds() -> None:
