@@ -327,7 +327,7 @@ class AttackAttempt(Check[AttackParams]):
     def _harmful(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
         """``found``, with the framed requests (uncertain, :data:`FRAMED`) the harm model reads
         as harmful called attacks: a harmful request given as a language task's text is a
-        latent jailbreak. The model scores them in one pass."""
+        latent jailbreak."""
         if self.harms is None:
             return found
         framed = [
@@ -335,21 +335,12 @@ class AttackAttempt(Check[AttackParams]):
             for i, f in enumerate(found)
             if f.uncertain and FRAMED in f.techniques and len(folded[i]) <= HARM_READ_MAX
         ]
-        if not framed:
-            return found
-        reads = hijack_reads([folded[i] for i in framed])
-        scores = self.harms.score_many(reads, [[] for _ in reads], [len(r) for r in reads])
-        out = list(found)
-        for i, p in zip(framed, scores, strict=True):
-            if p >= self.harm:
-                out[i] = Finding(True, (FRAMED,), category_of((FRAMED,)), p)
-        return out
+        return _read_harm(found, folded, framed, self.harms, self.harm, FRAMED)
 
     def _fictional(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
         """``found``, with the prompts that set up fiction, role-play or a hypothetical and ask
         for something the harm model reads as harmful behind it called attacks (``persona``):
-        of those not attacks already, no longer than it reads. The model scores them in one
-        pass."""
+        of those not attacks already, no longer than it reads."""
         if self.fictions is None:
             return found
         read = [
@@ -357,15 +348,7 @@ class AttackAttempt(Check[AttackParams]):
             for i, f in enumerate(found)
             if not f.attack and len(folded[i]) <= HARM_READ_MAX and sets_up_fiction(folded[i])
         ]
-        if not read:
-            return found
-        reads = hijack_reads([folded[i] for i in read])
-        scores = self.fictions.score_many(reads, [[] for _ in reads], [len(r) for r in reads])
-        out = list(found)
-        for i, p in zip(read, scores, strict=True):
-            if p >= self.fiction:
-                out[i] = Finding(True, (PRETEXT,), category_of((PRETEXT,)), p)
-        return out
+        return _read_harm(found, folded, read, self.fictions, self.fiction, PRETEXT)
 
     def _learned_hijacks(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
         """``found``, with the prompts the hijack model reads as goal hijacking made uncertain
@@ -472,6 +455,27 @@ def _reader(
     model = load()
     found = model.alone if threshold is None else threshold
     return (None, 1.0) if found >= 1.0 else (model, found)
+
+
+def _read_harm(
+    found: list[Finding],
+    folded: Sequence[str],
+    read: list[int],
+    model: AttackModel,
+    threshold: float,
+    technique: str,
+) -> list[Finding]:
+    """``found``, with the texts of ``read`` (their indices) the harm model gives ``threshold``
+    or more called attacks of ``technique``, with its probability; scored in one pass."""
+    if not read:
+        return found
+    reads = hijack_reads([folded[i] for i in read])
+    scores = model.score_many(reads, [[] for _ in reads], [len(r) for r in reads])
+    out = list(found)
+    for i, p in zip(read, scores, strict=True):
+        if p >= threshold:
+            out[i] = Finding(True, (technique,), category_of((technique,)), p)
+    return out
 
 
 def _harm_reader(params: AttackParams) -> tuple[AttackModel | None, float]:
