@@ -64,7 +64,7 @@ BENIGN_SETS = (
 """Written sets whose benign rows are negatives (their attacks are other techniques')."""
 HELD_OUT_SETS = (
     *("framed_a", "framed_h", "framed_i", "framed_j", "framed_k", "framed_l", "harm_b"),
-    "fiction_c",
+    *("fiction_c", "fiction_d"),
     *("nearmiss_c", "nearmiss_f", "nearmiss_h", "ordinary_b", "rag_c"),
 )
 """Written sets the model never sees."""

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from sidecar.checks.attack import AttackAttempt, AttackParams
-from sidecar.checks.attack_fiction import _PRETEXT, sets_up_fiction
+from sidecar.checks.attack_fiction import _PRETEXT, _SEARCH, sets_up_fiction
 from sidecar.checks.attack_harm_model import READ_MAX, default_harm_model
 from sidecar.checks.attack_hijack_model import hijack_read
 from sidecar.checks.base import CheckContext
@@ -97,6 +97,8 @@ def test_the_searcher_takes_re2_where_it_is_installed() -> None:
     search = searcher(re.compile(r"\bstory\b", re.ASCII))
     assert search("a story") and not search("a storyline") and not search("")
     assert search.re2 is (RE2 is not None)  # type: ignore[attr-defined]
+    # the pretexts' own pattern is one RE2 compiles
+    assert _SEARCH.re2 is (RE2 is not None)  # type: ignore[attr-defined]
     assert search("a story \ud800")  # a lone surrogate: read with re
 
 
