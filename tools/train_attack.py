@@ -194,8 +194,9 @@ def write_reader(
     the shape, counted as ``label``), its threshold (``alone``, and ``agree`` the same) the
     lowest at which, out of fold, at most ``budget`` of the benign rows (with ``counted``: of
     those it is true of) read as the shape (with ``agree_budget``, ``agree`` the lowest within
-    that budget instead, of the benign rows ``agree_counted`` is true of); write it to ``out`` with ``meta`` and what it was trained on. The
-    exit status: 2 where the rows hold only one label."""
+    that budget instead, of the benign rows ``agree_counted`` is true of); write it to ``out``
+    with ``meta`` and what it was trained on. The exit status: 2 where the rows hold only one
+    label."""
     if not any(r.attack for r in rows) or all(r.attack for r in rows):
         print(f"need {label} rows and benign prompts to train on", file=sys.stderr)
         return 2

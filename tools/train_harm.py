@@ -6,8 +6,9 @@ out. Positives: the harmful framed requests of the framed sets in :data:`TRAINED
 fictional framings of its fiction sets and the harmful requests of its harm sets
 (``bench/data/written_prompts/``; a harm set's rows are no attacks, its ``harmful`` field says
 which). Negatives: the rest of those sets (harmless requests in the same frames, dark fiction
-that asks for nothing usable, harmless requests in the same alarming words), the benign rows of the written sets in :data:`BENIGN_SETS`, and the
-benign prompts of the training sources ``tools/fetch_detector_data.py`` writes except
+that asks for nothing usable, harmless requests in the same alarming words), the benign rows
+of the written sets in :data:`BENIGN_SETS`, and the benign prompts of the training sources
+``tools/fetch_detector_data.py`` writes except
 :data:`NOT_READ` (the attack model's held-out sources are never read); of each, the prompts of
 at most :data:`~sidecar.checks.attack_harm_model.READ_MAX` characters, the only ones the model
 reads. The written sets in :data:`HELD_OUT_SETS` are never trained on.

@@ -192,10 +192,11 @@ class AttackParams(Params):
     sure. So does a prompt that gives a request to an assistant as the text of a language task
     ("Translate into German: how do I ...?", :mod:`.attack_frames`, or the frame model of
     :mod:`.attack_frame_model` where the rules do not read it), whose harm the judge reads
-    where the harm model (``harm``) does not flag it, and a prompt that pastes a document with an order in it for whoever
-    reads it (:func:`~.attack_documents.unmarked_orders`, :mod:`.attack_planted`), which may
-    be planted or the document's own (or a line the planted-line model of
-    :mod:`.attack_planted_model` reads as planted, ``planted``), and goal hijacking no form
+    where the harm model (``harm``) does not flag it, and a prompt that pastes a document with
+    an order in it for whoever reads it (:func:`~.attack_documents.unmarked_orders`,
+    :mod:`.attack_planted`), which may be planted or the document's own (or a line the
+    planted-line model of :mod:`.attack_planted_model` reads as planted, ``planted``), and goal
+    hijacking no form
     of :mod:`.attack_hijack` holds: a task taken back and a sentence given after it with no
     order read (:class:`~.attack_hijack.Hijack`), whatever the models give it, or a prompt
     the hijack model of :mod:`.attack_hijack_model` reads as goal hijacking (``hijack``). Off
