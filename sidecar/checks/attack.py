@@ -230,7 +230,10 @@ class AttackAttempt(Check[AttackParams]):
         self.hijacks, self.hijack = _reader(params, params.hijack, default_hijack_model)
         self.planteds, self.planted = _reader(params, params.planted, default_planted_model)
         self.harms, self.harm = _reader(params, params.harm, default_harm_model)
-        self.fictions, self.fiction = _harm_reader(params)
+        # the harm model behind a pretext of fiction: read whether uncertain is set or not
+        self.fictions, self.fiction = _reader(
+            params, params.fiction, default_harm_model, uncertain=False
+        )
         self.prepares = self.model is not None
         self._batch = threading.local()
         """Per thread, the last batch prepared: its texts until the first call on one of them
@@ -445,16 +448,22 @@ class AttackAttempt(Check[AttackParams]):
 
 
 def _reader(
-    params: AttackParams, threshold: float | None, load: Callable[[], AttackModel]
+    params: AttackParams,
+    threshold: float | None,
+    load: Callable[[], AttackModel],
+    *,
+    uncertain: bool = True,
 ) -> tuple[AttackModel | None, float]:
-    """A learned reader of uncertain prompts (``load``: the shipped one) and the probability
-    from which it reads its shape (``threshold``, else the model's own ``alone``): none, and
-    1, where uncertain prompts are not asked for, only sure signals are read, or the threshold
-    is 1 (a trainer that found none within its budget writes 1)."""
-    if not params.uncertain or params.signals_only or threshold == 1.0:
+    """A learned reader (``load``: the shipped one) and the probability from which it reads
+    its shape (``threshold``, else the model's own ``alone``, or with ``uncertain`` false its
+    ``agree``): none, and 1, where only sure signals are read, the threshold is 1 (a trainer
+    that found none within its budget writes 1), or, for a reader of uncertain prompts
+    (``uncertain``), where uncertain prompts are not asked for."""
+    if (uncertain and not params.uncertain) or params.signals_only or threshold == 1.0:
         return None, 1.0
     model = load()
-    found = model.alone if threshold is None else threshold
+    default = model.alone if uncertain else model.agree
+    found = default if threshold is None else threshold
     return (None, 1.0) if found >= 1.0 else (model, found)
 
 
@@ -477,18 +486,6 @@ def _read_harm(
         if p >= threshold:
             out[i] = Finding(True, (technique,), category_of((technique,)), p)
     return out
-
-
-def _harm_reader(params: AttackParams) -> tuple[AttackModel | None, float]:
-    """The harm model and the probability from which it reads harm behind a pretext of fiction
-    (``fiction``, else the model's own ``agree``): none, and 1, with ``signals_only`` or
-    ``fiction: 1``. Unlike the readers of uncertain prompts, read whether ``uncertain`` is
-    set or not."""
-    if params.signals_only or params.fiction == 1.0:
-        return None, 1.0
-    model = default_harm_model()
-    found = model.agree if params.fiction is None else params.fiction
-    return (None, 1.0) if found >= 1.0 else (model, found)
 
 
 def _learned(

@@ -25,11 +25,11 @@ from __future__ import annotations
 import re
 from functools import cache
 from importlib import resources
-from typing import Any, Final
+from typing import Final
 
-from ..scan import RE2
 from .attack_frames import TASK_WORD
 from .attack_model import AttackModel
+from .prefilter import searcher
 
 __all__ = [
     "EDGE_WORDS",
@@ -64,40 +64,16 @@ answer: a task's word right after a letter of another script counts ("请transla
 
 
 _FLOW: Final = r"flow(?=[ \t]+of\b)"
-
-
-def _task_re2() -> Any:
-    """:data:`_TASK` for RE2, where it is installed: the same words, with "flow of" matched
-    rather than looked ahead at (RE2 has no look-arounds), as a set of one pattern whose own
-    ``Match`` takes the UTF-8 bytes (the list of the patterns found; past the wrapper's type
-    test and encode call, as :class:`~.prefilter.Prefilter` does). A prompt of 1,000
-    characters costs about 45 us searched with ``re``, 3 with RE2's ``search``, 1 so."""
-    if RE2 is None or _FLOW not in _TASK.pattern:
-        return None
-    options = RE2.Options()
-    options.log_errors = False
-    options.max_mem = 16 << 20
-    try:
-        found = RE2.Set.SearchSet(options)
-        found.Add(_TASK.pattern.replace(_FLOW, r"flow[ \t]+of\b"))
-        found.Compile()
-    except Exception:  # google-re2 raises its own error type: read with re instead
-        return None
-    return getattr(getattr(found, "_set", None), "Match", None) or found.Match
-
-
-_TASK_RE2: Final = _task_re2()
+_SEARCH: Final = searcher(_TASK, _TASK.pattern.replace(_FLOW, r"flow[ \t]+of\b"))
+""":data:`_TASK` in one RE2 pass where RE2 is installed, "flow of" matched rather than looked
+ahead at (RE2 has no look-arounds). A prompt of 1,000 characters costs about 45 us searched
+with ``re``, 1 so."""
 
 
 def names_a_task(folded: str) -> bool:
     """Whether a folded prompt names a language task anywhere (:data:`_TASK`): the model reads
     no other (a chat message of a few lines asks nothing of a task, and reads like one)."""
-    if _TASK_RE2 is not None:
-        try:
-            return bool(_TASK_RE2(folded.encode()))
-        except UnicodeEncodeError:  # a lone surrogate: RE2 reads UTF-8
-            pass
-    return _TASK.search(folded) is not None
+    return _SEARCH(folded)
 
 
 def frame_cues(read: str) -> list[str]:

@@ -330,13 +330,15 @@ def _compiles_set(found: Any) -> bool:
     return True
 
 
-def searcher(pattern: re.Pattern[str]) -> Callable[[str], bool]:
+def searcher(pattern: re.Pattern[str], given: str | None = None) -> Callable[[str], bool]:
     """A function that says whether ``pattern`` occurs in a text, in one RE2 pass where RE2 is
     installed (``re`` tries an alternation of words at every position of a text, RE2 reads it
     once). The pattern must read the same in both: compiled with ``re.ASCII`` and no other flag
     (RE2's ``\\b`` is ASCII's, and the other flags would be lost), no ``\\s`` (RE2's leaves
-    out the vertical tab), no look-around; one RE2 cannot compile, or a text it cannot read (a
-    lone surrogate), is searched with ``re``. Its ``re2`` attribute says which it is."""
+    out the vertical tab), no look-around, or ``given``: an RE2 expression the caller knows to
+    occur exactly where the pattern does (a look-ahead matched instead). One RE2 cannot
+    compile, or a text it cannot read (a lone surrogate), is searched with ``re``. Its ``re2``
+    attribute says which it is."""
     if pattern.flags != re.ASCII or "\\s" in pattern.pattern:
         raise ValueError(
             "searcher: the pattern must have re.ASCII alone and no \\s, as RE2 reads it"
@@ -347,8 +349,9 @@ def searcher(pattern: re.Pattern[str]) -> Callable[[str], bool]:
         options.log_errors = False
         options.max_mem = 16 << 20
         found = _re2.Set.SearchSet(options)
-        if _compiles(pattern.pattern, options):
-            found.Add(pattern.pattern)
+        expr = pattern.pattern if given is None else given
+        if _compiles(expr, options):
+            found.Add(expr)
             if _compiles_set(found):
                 match = getattr(getattr(found, "_set", None), "Match", None) or found.Match
 
