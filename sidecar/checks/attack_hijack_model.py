@@ -38,27 +38,27 @@ back and a sentence fit in far less (the longest written hijack has 350); a long
 a document, whose quotations and colons the model was not fitted on."""
 
 _LETTERS: Final = re.compile(r"[^\W\d_]+")
-_NOT_LETTERS: Final = str.maketrans(
-    {
-        c: " "
-        for c in "0123456789_!\"#$%&'()*+,-./:;<=>?@[\\]^`{|}~\u00ab\u00bb\u2018\u2019\u201c"
-        "\u201d\u201e\u2013\u2014\u2026\u3001\u3002\uff0c\uff1a\uff01\uff1f\u300c\u300d\u300e\u300f"
-    }
-)
-"""Digits, ASCII punctuation and the common quotation marks, dashes and CJK punctuation, as
-blanks: a text without Chinese, Japanese or Korean letters is read as what is left, split on
-blanks (a mark this does not know stays on its word)."""
 _ASCII_MARKS: Final = b"0123456789_!\"#$%&'()*+,-./:;<=>?@[\\]^`{|}~"
 _ASCII_NOT_LETTERS: Final = bytes.maketrans(_ASCII_MARKS, b" " * len(_ASCII_MARKS))
-"""The ASCII part of :data:`_NOT_LETTERS`, for a text in ASCII: ``bytes.translate`` reads a
-table of 256, far faster than ``str.translate`` reads a dictionary."""
+"""Digits and ASCII punctuation as blanks, in UTF-8 bytes (where an ASCII byte is always its
+own character): ``bytes.translate`` reads a table of 256, far faster than ``str.translate``
+reads a dictionary."""
+_WIDE_MARKS: Final = re.compile(
+    "[\u00ab\u00bb\u2018\u2019\u201c\u201d\u201e\u2013\u2014\u2026"
+    "\u3001\u3002\uff0c\uff1a\uff01\uff1f\u300c\u300d\u300e\u300f]"
+)
+"""The common quotation marks, dashes and CJK punctuation outside ASCII."""
 
 
 def _words(text: str) -> str:
-    """A text without Chinese, Japanese or Korean letters as the model reads it."""
-    if text.isascii():
-        return " ".join(text.encode().translate(_ASCII_NOT_LETTERS).decode().split())
-    return " ".join(text.translate(_NOT_LETTERS).split())
+    """A text without Chinese, Japanese or Korean letters as the model reads it: what is left
+    of it without digits and punctuation (:data:`_ASCII_NOT_LETTERS`, :data:`_WIDE_MARKS`),
+    split on blanks (a mark this does not know stays on its word)."""
+    blanked = text.encode(errors="surrogatepass").translate(_ASCII_NOT_LETTERS)
+    plain = blanked.decode(errors="surrogatepass")
+    if not plain.isascii():
+        plain = _WIDE_MARKS.sub(" ", plain)
+    return " ".join(plain.split())
 
 
 _UNSPACED: Final = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
@@ -67,7 +67,7 @@ _UNSPACED: Final = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
 
 def hijack_read(folded: str) -> str:
     """What the model reads of a folded prompt: its words without digits and punctuation
-    (:data:`_NOT_LETTERS`), or where it holds Chinese, Japanese or Korean letters, its runs of
+    (:func:`_words`), or where it holds Chinese, Japanese or Korean letters, its runs of
     letters, each run of those as its adjacent pairs ("忽略上面" as "忽略 略上 上面"); joined by
     spaces (the model's features are these and their adjacent pairs)."""
     if _UNSPACED.search(folded) is None:

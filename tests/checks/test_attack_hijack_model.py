@@ -125,12 +125,27 @@ def test_the_trainer_writes_a_model_that_loads(tmp_path: Path) -> None:
     assert 0.5 <= model.alone <= 1.0 and model.weights
 
 
-def test_ascii_is_read_as_the_table_of_every_character_reads_it() -> None:
-    from sidecar.checks.attack_hijack_model import _NOT_LETTERS, _words
+_MARKS = (
+    "0123456789_!\"#$%&'()*+,-./:;<=>?@[\\]^`{|}~\u00ab\u00bb\u2018\u2019\u201c\u201d\u201e"
+    "\u2013\u2014\u2026\u3001\u3002\uff0c\uff1a\uff01\uff1f\u300c\u300d\u300e\u300f"
+)
+"""What the model reads as a blank, written out here as the plain reference to read against."""
+
+
+def _reference(text: str) -> str:
+    return " ".join(text.translate({ord(c): " " for c in _MARKS}).split())
+
+
+def test_words_are_read_as_a_table_of_every_mark_reads_them() -> None:
+    from sidecar.checks.attack_hijack_model import _words
 
     every = "".join(map(chr, range(128)))
-    for text in (every, every[::-1], f"a{every}b", "don't-stop_me now: 42!"):
-        assert _words(text) == " ".join(text.translate(_NOT_LETTERS).split())
+    texts = [every, every[::-1], f"a{every}b", "don't-stop_me now: 42!"]
+    texts += [f"«{c}» x{c}y — “é”" for c in _MARKS]  # every mark beside letters outside ASCII
+    texts += ["naïve\u2009café\u00a0crème, 10\u202f€!", "lone \ud800 surrogate: ok"]
+    texts += [fold(r["prompt"]) for s in written_sets() for r in s["rows"]]
+    for text in texts:
+        assert _words(text) == _reference(text)
 
 
 def test_the_trainer_reads_no_attack_of_another_technique_as_benign() -> None:
