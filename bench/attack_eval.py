@@ -371,6 +371,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _, short_no_planted = cost(no_planted, short)
     _, short_default = cost(default, short)
     _, short_no_fiction = cost(AttackAttempt(AttackParams(fiction=1.0), CheckContext()), short)
+    _, short_no_harm = cost(AttackAttempt(AttackParams(harm=1.0), CheckContext()), short)
     _, short_refusal = cost(refusal, short)  # type: ignore[arg-type]
     busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"\ncost per event, {len(texts)} prompts of 1 KB (best of 5; load average {busy:.1f}):")
@@ -390,6 +391,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{len(short)} benign prompts of 200 to 1,000 characters as they are, a batch:")
     print(f"   signals + model (the default)           {short_default:6.1f} us/event")
     print(f"   the same without the pretexts (fiction: 1) {short_no_fiction:3.1f} us/event")
+    print(f"   the same, frames not read for harm (harm: 1) {short_no_harm:3.1f} us/event")
     print(f"   for scale: refusal, alone: model        {short_refusal:6.1f} us/event")
     print(f"   uncertain: true                         {short_unsure:6.1f} us/event")
     print(f"   uncertain: true, without the frame model {short_rules:5.1f} us/event")

@@ -1,28 +1,28 @@
 """``attack_attempt``: is this prompt (or retrieved passage) a jailbreak or injection attempt?
 
 Signals (:mod:`.attack_signals`) find the techniques attacks use and give precision: a sure
-signal ("ignore all previous instructions", a base64 payload that decodes to an instruction)
-is an attack on its own. A cue ("you are now", "hypothetically") counts only when the learned
+signal ("ignore all previous instructions", a base64 payload that decodes to an instruction) is
+an attack on its own. A cue ("you are now", "hypothetically") counts only when the learned
 model (:mod:`.attack_model`) agrees, and the model alone calls an attack it is sure of, which
 gives the recall words miss. A harmful request behind a pretext of fiction, role-play or a
 hypothetical (:mod:`.attack_fiction`) is an attack where the harm model of
-:mod:`.attack_harm_model` reads it as harmful. A customer who asks for a travel agent's role,
-for JSON, pastes code or asks about hacking or drugs is not flagged: the thresholds were
-chosen for a low false-positive rate on such prompts (see docs/detectors.md).
+:mod:`.attack_harm_model` reads it as harmful, and so is a harmful request given as the text of
+a language task ("Translate into German: how do I ...?", by the rules of :mod:`.attack_frames`
+or the frame model of :mod:`.attack_frame_model`): a latent jailbreak. A customer who asks for
+a travel agent's role, for JSON, pastes code or asks about hacking or drugs is not flagged: the
+thresholds were chosen for a low false-positive rate on such prompts (see docs/detectors.md).
 
-The value is a bool; the detail names the category and the techniques found, never event
-text: ``intermediate: instruction_override, persona (p=0.98)``. Techniques the model found
-alone, with no signal, are named ``learned``. With ``uncertain: true``, a prompt it does not
-flag but could not tell about, that wraps a request in a language task (by the rules of
-:mod:`.attack_frames` or the frame model of :mod:`.attack_frame_model`), that pastes a
-document with an order in it for its reader (by the rules of :mod:`.attack_planted` or the
-planted-line model of :mod:`.attack_planted_model`), or that hijacks its goal in a way no form
-of :mod:`.attack_hijack` holds (its shape read by the rules, or the hijack model of
-:mod:`.attack_hijack_model`), gets ``uncertain: <cues> (p=0.55)``, for the judge; a request
-wrapped in a language task that the harm model of :mod:`.attack_harm_model` reads as harmful
-is flagged instead (a latent jailbreak). With ``field: contexts`` each passage is read on its
-own (an instruction addressed to the assistant inside a document: indirect injection); a
-document a prompt marks as pasted (``<email>``, a fenced block) is read the same way.
+The value is a bool; the detail names the category and the techniques found, never event text:
+``intermediate: instruction_override, persona (p=0.98)``. Techniques the model found alone,
+with no signal, are named ``learned``. With ``uncertain: true``, a prompt it does not flag but
+could not tell about, that wraps a request in a language task the harm model does not read as
+harmful, that pastes a document with an order in it for its reader (by the rules of
+:mod:`.attack_planted` or the planted-line model of :mod:`.attack_planted_model`), or that
+hijacks its goal in a way no form of :mod:`.attack_hijack` holds (its shape read by the rules,
+or the hijack model of :mod:`.attack_hijack_model`), gets ``uncertain: <cues> (p=0.55)``, for
+the judge. With ``field: contexts`` each passage is read on its own (an instruction addressed
+to the assistant inside a document: indirect injection); a document a prompt marks as pasted
+(``<email>``, a fenced block) is read the same way.
 """
 
 from __future__ import annotations
@@ -158,10 +158,11 @@ class AttackParams(Params):
     signals_only: bool = False
     """Only sure signals call an attack (no model): fewest false positives, least recall."""
     frame: float | None = Field(default=None, ge=0.0, le=1.0)
-    """With ``uncertain``: the frame model's probability (:mod:`.attack_frame_model`) from
-    which a prompt whose layout the rules of :mod:`.attack_frames` do not know reads as a
-    request given as a language task's text; default: the shipped model's, chosen by its
-    trainer; 1: the rules alone (as with ``signals_only``, which reads no model)."""
+    """The frame model's probability (:mod:`.attack_frame_model`) from which a prompt whose
+    layout the rules of :mod:`.attack_frames` do not know reads as a request given as a
+    language task's text (for the harm model, and with ``uncertain`` for the judge); default:
+    the shipped model's, chosen by its trainer; 1: the rules alone (as with ``signals_only``,
+    which reads no model)."""
     hijack: float | None = Field(default=None, ge=0.0, le=1.0)
     """With ``uncertain``: the hijack model's probability (:mod:`.attack_hijack_model`) from
     which a prompt that gives a sentence reads as goal hijacking the forms of
@@ -174,11 +175,13 @@ class AttackParams(Params):
     its trainer; 1: never. Read whether ``uncertain`` is set or not (not with
     ``signals_only``)."""
     harm: float | None = Field(default=None, ge=0.0, le=1.0)
-    """With ``uncertain``: the harm model's probability (:mod:`.attack_harm_model`) from which
-    a request given as a language task's text (read by the rules of :mod:`.attack_frames` or
-    the frame model) reads as harmful, and the prompt is an attack (``embedded_instruction``)
-    rather than uncertain; default: the shipped model's, chosen by its trainer; 1: never (every
-    framed request is the judge's, as with ``signals_only``)."""
+    """The harm model's probability (:mod:`.attack_harm_model`) from which a request given as
+    a language task's text (read by the rules of :mod:`.attack_frames` or the frame model)
+    reads as harmful, and the prompt is an attack (``embedded_instruction``); default: the
+    shipped model's, chosen by its trainer; 1: never (with ``uncertain``, every framed request
+    is the judge's; as with ``signals_only``). Read whether ``uncertain`` is set or not: the
+    model reads each prompt of at most its ``READ_MAX`` characters, the frame readers only
+    those it reads as harmful."""
     planted: float | None = Field(default=None, ge=0.0, le=1.0)
     """With ``uncertain``: the planted-line model's probability (:mod:`.attack_planted_model`)
     from which a line of a document the prompt pastes reads as an order planted for the AI
@@ -226,13 +229,17 @@ class AttackAttempt(Check[AttackParams]):
         self.alone_long = math.inf if params.alone_long >= 1.0 else params.alone_long
         self.agree = params.agree if params.agree is not None else self._default("agree")
         # the learned readers of uncertain prompts, each with its threshold (None: not read)
-        self.frames, self.frame = _reader(params, params.frame, default_frame_model)
         self.hijacks, self.hijack = _reader(params, params.hijack, default_hijack_model)
         self.planteds, self.planted = _reader(params, params.planted, default_planted_model)
-        self.harms, self.harm = _reader(params, params.harm, default_harm_model)
-        # the harm model behind a pretext of fiction: read whether uncertain is set or not
+        # read whether uncertain is set or not: a framed request the harm model reads as
+        # harmful, and a harmful request behind a pretext of fiction, are attacks
+        self.harms, self.harm = _reader(params, params.harm, default_harm_model, always=True)
+        # the frame model reads for the judge (uncertain) or for the harm model
+        self.frames, self.frame = _reader(
+            params, params.frame, default_frame_model, always=self.harms is not None
+        )
         self.fictions, self.fiction = _reader(
-            params, params.fiction, default_harm_model, uncertain=False
+            params, params.fiction, default_harm_model, always=True, default="agree"
         )
         self.prepares = self.model is not None
         self._batch = threading.local()
@@ -316,6 +323,8 @@ class AttackAttempt(Check[AttackParams]):
             decided = self._harmful(self._learned_frames(decided, folded), folded)
             decided = self._learned_hijacks(decided, folded)
             decided = self._learned_planted(decided, folded)
+        elif not documents and self.harms is not None:
+            decided = self._framed_harmful(decided, folded)
         return decided if documents else self._fictional(decided, folded)
 
     def _learned_frames(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
@@ -340,6 +349,32 @@ class AttackAttempt(Check[AttackParams]):
             if f.uncertain and FRAMED in f.techniques and len(folded[i]) <= HARM_READ_MAX
         ]
         return _read_harm(found, folded, framed, self.harms, self.harm, FRAMED)
+
+    def _framed_harmful(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
+        """``found``, with the framed requests the harm model reads as harmful called attacks,
+        as :meth:`_harmful` calls them, and nothing else changed: without ``uncertain`` no
+        framed request is the judge's. The harm model reads each prompt first (few of real
+        users' prompts read as harmful), the frame rules and the frame model only those."""
+        assert self.harms is not None
+        read = [i for i, f in enumerate(found) if not f.attack and len(folded[i]) <= HARM_READ_MAX]
+        if not read:
+            return found
+        reads = hijack_reads([folded[i] for i in read])
+        scores = self.harms.score_many(reads, [[] for _ in reads], [len(r) for r in reads])
+        harmful = [(i, p) for i, p in zip(read, scores, strict=True) if p >= self.harm]
+        out = list(found)
+        for i, p in harmful:
+            if framed_request(folded[i]) or self._frame_model_reads(folded[i]):
+                out[i] = Finding(True, (FRAMED,), category_of((FRAMED,)), p)
+        return out
+
+    def _frame_model_reads(self, folded: str) -> bool:
+        """Whether the frame model reads the prompt as a request given as a language task's
+        text (:meth:`_learned_frames`, for one prompt)."""
+        if self.frames is None or len(folded) > READ_MAX or not names_a_task(folded):
+            return False
+        read = model_text(folded)
+        return self.frames.score_many([read], [frame_cues(read)], [len(read)])[0] >= self.frame
 
     def _fictional(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
         """``found``, with the prompts that set up fiction, role-play or a hypothetical and ask
@@ -452,18 +487,18 @@ def _reader(
     threshold: float | None,
     load: Callable[[], AttackModel],
     *,
-    uncertain: bool = True,
+    always: bool = False,
+    default: str = "alone",
 ) -> tuple[AttackModel | None, float]:
     """A learned reader (``load``: the shipped one) and the probability from which it reads
-    its shape (``threshold``, else the model's own ``alone``, or with ``uncertain`` false its
-    ``agree``): none, and 1, where only sure signals are read, the threshold is 1 (a trainer
-    that found none within its budget writes 1), or, for a reader of uncertain prompts
-    (``uncertain``), where uncertain prompts are not asked for."""
-    if (uncertain and not params.uncertain) or params.signals_only or threshold == 1.0:
+    its shape (``threshold``, else the model's own ``default``: ``alone`` or ``agree``): none,
+    and 1, where only sure signals are read, the threshold is 1 (a trainer that found none
+    within its budget writes 1), or, for a reader of uncertain prompts only (not ``always``),
+    where uncertain prompts are not asked for."""
+    if (not always and not params.uncertain) or params.signals_only or threshold == 1.0:
         return None, 1.0
     model = load()
-    default = model.alone if uncertain else model.agree
-    found = default if threshold is None else threshold
+    found = float(getattr(model, default)) if threshold is None else threshold
     return (None, 1.0) if found >= 1.0 else (model, found)
 
 
@@ -520,17 +555,18 @@ def _learned(
     return out
 
 
-def _framed(found: Finding, folded: str) -> Finding:
+def _framed(found: Finding, folded: str, *, documents: bool = True) -> Finding:
     """``found``, made uncertain where the prompt is not an attack but gives a request to an
-    assistant as the text of a language task (:mod:`.attack_frames`), holds an order to an AI
-    reader in text it pastes without marking it (:func:`~.attack_documents.unmarked_orders`),
-    or an order for whoever reads a document it pastes (:mod:`.attack_planted`): whether the
-    request is harmful, or the order planted, is the judge's to read."""
+    assistant as the text of a language task (:mod:`.attack_frames`), or (with ``documents``)
+    holds an order to an AI reader in text it pastes without marking it
+    (:func:`~.attack_documents.unmarked_orders`), or an order for whoever reads a document it
+    pastes (:mod:`.attack_planted`): whether the request is harmful, or the order planted, is
+    the judge's to read."""
     if found.attack or FRAMED in found.techniques or UNMARKED in found.techniques:
         return found
     if framed_request(folded):
         technique = FRAMED
-    elif unmarked_orders(folded) or planted_task(folded):
+    elif documents and (unmarked_orders(folded) or planted_task(folded)):
         technique = UNMARKED
     else:
         return found

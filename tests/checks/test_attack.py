@@ -662,7 +662,7 @@ def test_a_plain_request_with_a_suffix_after_it_needs_less_of_the_model(text: st
     assert REQUEST_SUFFIX not in {s.cue for s in signals(broken, fold(broken))}
     coded = "x = f(a[0]) + g(b) for h(i) " + text
     assert REQUEST_SUFFIX not in {s.cue for s in signals(coded, fold(coded))}
-    assert not make(alone=1.0).assess(broken).attack
+    assert not make(alone=1.0, harm=1.0).assess(broken).attack
 
 
 @pytest.mark.parametrize(

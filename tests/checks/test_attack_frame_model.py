@@ -22,7 +22,12 @@ from sidecar.checks.attack_model import model_text, named_features
 from sidecar.checks.base import CheckContext
 from sidecar.checks.refusal_text import fold
 from sidecar.events import Event
-from tests.checks.test_attack_frames import NOT_FRAMED, assert_frames_found, found_by_kind
+from tests.checks.test_attack_frames import (
+    NOT_FRAMED,
+    assert_frames_found,
+    default_reads,
+    found_by_kind,
+)
 from tests.conftest import IN_CI
 from tools import train_frames, train_harm, train_hijack
 from tools.written_prompts import written_rows, written_sets
@@ -87,14 +92,18 @@ def test_a_framed_request_in_a_layout_the_rules_miss_is_uncertain(text: str) -> 
     result = UNSURE(text, Event(id="e", prompt=text))
     assert result.value is False and result.detail is not None
     assert result.detail.startswith("uncertain: embedded_instruction")
-    # not without uncertain: true, nor with the model turned off, nor with signals only
-    assert make()(text, Event(id="e", prompt=text)).detail is None
+    # not without uncertain: true (where only the harm model flags it), nor with the model
+    # turned off, nor with signals only
+    assert make(harm=1.0)(text, Event(id="e", prompt=text)).detail is None
+    assert default_reads(text) in (None, FRAMED)
     assert not make(uncertain=True, signals_only=True).assess(text).uncertain
     assert not RULES.assess(text).uncertain
 
 
-def test_the_model_is_loaded_only_where_uncertain_prompts_are_asked_for() -> None:
-    assert make().frames is None
+def test_the_model_is_loaded_only_where_framed_requests_are_read() -> None:
+    assert make().frames is default_frame_model()  # for the harm model
+    assert make(harm=1.0).frames is None
+    assert make(uncertain=True, harm=1.0).frames is default_frame_model()
     assert make(uncertain=True, frame=1.0).frames is None
     assert make(uncertain=True, signals_only=True).frames is None
     assert UNSURE.frames is default_frame_model()

@@ -26,6 +26,14 @@ RULES = make(uncertain=True, frame=1.0, harm=1.0)
 """The rules of the frame reader alone, without the frame model."""
 
 
+def default_reads(text: str) -> str | None:
+    """The technique the default check flags ``text`` for, None where it flags nothing; never
+    uncertain."""
+    found = make().assess(text)
+    assert not found.uncertain
+    return found.techniques[0] if found.attack else None
+
+
 def framed(text: str) -> bool:
     return framed_request(fold(text))
 
@@ -239,8 +247,10 @@ def test_a_request_given_as_a_language_tasks_text_is_uncertain(text: str) -> Non
     assert result.value is False
     assert result.detail is not None and result.detail.startswith("uncertain: ")
     assert FRAMED in result.detail
-    # off by default: each is a judge call
-    assert make()(text, Event(id="e", prompt=text)).detail is None
+    # off by default: each is a judge call; the default flags it only where the harm model
+    # reads it as harmful
+    assert make(harm=1.0)(text, Event(id="e", prompt=text)).detail is None
+    assert default_reads(text) in (None, FRAMED)
     # a retrieved passage is never uncertain
     assert not UNSURE.assess_many([text], documents=True)[0].uncertain
 

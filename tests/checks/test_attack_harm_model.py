@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.checks.attack import AttackAttempt, AttackParams
+from sidecar.checks.attack import FRAMED, AttackAttempt, AttackParams
 from sidecar.checks.attack_harm_model import READ_MAX, default_harm_model
 from sidecar.checks.attack_hijack_model import hijack_read
 from sidecar.checks.attack_model import AttackModel
@@ -71,12 +71,36 @@ def test_it_flags_from_its_threshold_and_only_where_asked() -> None:
     assert check(harm=p - 0.001).assess(HARMFUL).attack
     above = check(harm=p + 0.001).assess(HARMFUL)
     assert not above.attack and above.uncertain
-    # off, or uncertain not asked for: frames are not read for harm (the model is loaded for
-    # pretexts of fiction only), and the frame is no attack
-    off, plain = check(harm=1.0), AttackAttempt(AttackParams(), CheckContext())
-    assert off.harms is None and plain.harms is None
-    assert not off.assess(HARMFUL).attack and not plain.assess(HARMFUL).attack
+    # off: frames are not read for harm, and the frame is the judge's
+    off = check(harm=1.0)
+    assert off.harms is None and not off.assess(HARMFUL).attack
     assert check(signals_only=True).harms is None
+
+
+def test_without_uncertain_a_harmful_framed_request_is_flagged_and_a_harmless_one_untouched() -> (
+    None
+):
+    """The default reads frames for the harm model only: what it flags is what ``uncertain``
+    flags, and a framed request it does not flag is no judge's call (nor is any model loaded
+    for it where the harm model is off)."""
+    plain = AttackAttempt(AttackParams(), CheckContext())
+    assert plain.harms is default_harm_model() and plain.frames is not None
+    for harmful, harmless in PAIRS:
+        found = plain.assess(harmful)
+        assert found == check().assess(harmful) and found.attack
+        assert found.techniques == (FRAMED,) and found.p == pytest.approx(harm(harmful))
+        kept = plain.assess(harmless)
+        assert not kept.attack and not kept.uncertain and FRAMED not in kept.techniques
+    texts = [t for pair in PAIRS for t in pair] + [
+        "What is the capital of Peru?",
+        "翻译成英文\uff1a你好",
+    ]
+    assert plain.assess_many(texts) == [plain.assess_many([t])[0] for t in texts]
+    p = harm(HARMFUL)
+    assert not AttackAttempt(AttackParams(harm=p + 0.001), CheckContext()).assess(HARMFUL).attack
+    off = AttackAttempt(AttackParams(harm=1.0), CheckContext())
+    assert off.harms is None and off.frames is None
+    assert not off.assess(HARMFUL).attack and not off.assess(HARMFUL).uncertain
 
 
 def test_a_batch_reads_as_one_prompt_at_a_time_does() -> None:
