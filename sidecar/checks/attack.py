@@ -43,7 +43,7 @@ from .attack_harm_model import READ_MAX as HARM_READ_MAX
 from .attack_harm_model import default_harm_model
 from .attack_hijack import gives_a_sentence
 from .attack_hijack_model import READ_MAX as HIJACK_READ_MAX
-from .attack_hijack_model import default_hijack_model, hijack_read, hijack_reads
+from .attack_hijack_model import default_hijack_model, hijack_reads
 from .attack_model import (
     HEAD_CHARS,
     TAIL_CHARS,
@@ -397,7 +397,7 @@ class AttackAttempt(Check[AttackParams]):
         def reads(i: int) -> list[str]:
             text = folded[i]
             fits = len(text) <= HIJACK_READ_MAX and gives_a_sentence(text)
-            return [hijack_read(text)] if fits else []
+            return hijack_reads([text]) if fits else []
 
         return _learned(found, self.hijacks, self.hijack, HIJACKED, reads)
 

@@ -50,15 +50,19 @@ _WIDE_MARKS: Final = re.compile(
 """The common quotation marks, dashes and CJK punctuation outside ASCII."""
 
 
-def _words(text: str) -> str:
-    """A text without Chinese, Japanese or Korean letters as the model reads it: what is left
-    of it without digits and punctuation (:data:`_ASCII_NOT_LETTERS`, :data:`_WIDE_MARKS`),
-    split on blanks (a mark this does not know stays on its word)."""
+def _blanked(text: str) -> str:
+    """A text without Chinese, Japanese or Korean letters with its digits and punctuation as
+    blanks (:data:`_ASCII_NOT_LETTERS`, :data:`_WIDE_MARKS`; a mark this does not know stays
+    on its word): its words are what is left between blanks."""
     blanked = text.encode(errors="surrogatepass").translate(_ASCII_NOT_LETTERS)
     plain = blanked.decode(errors="surrogatepass")
-    if not plain.isascii():
-        plain = _WIDE_MARKS.sub(" ", plain)
-    return " ".join(plain.split())
+    return plain if plain.isascii() else _WIDE_MARKS.sub(" ", plain)
+
+
+def _words(text: str) -> str:
+    """A text without Chinese, Japanese or Korean letters as the model reads it: its words
+    (:func:`_blanked`) joined by one space."""
+    return " ".join(_blanked(text).split())
 
 
 _UNSPACED: Final = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
@@ -70,7 +74,7 @@ def hijack_read(folded: str) -> str:
     (:func:`_words`), or where it holds Chinese, Japanese or Korean letters, its runs of
     letters, each run of those as its adjacent pairs ("忽略上面" as "忽略 略上 上面"); joined by
     spaces (the model's features are these and their adjacent pairs)."""
-    if _UNSPACED.search(folded) is None:
+    if folded.isascii() or _UNSPACED.search(folded) is None:
         return _words(folded)  # most prompts
     words: list[str] = []
     for run in _LETTERS.findall(folded):
@@ -88,11 +92,14 @@ def hijack_read(folded: str) -> str:
 
 
 def hijack_reads(texts: Sequence[str]) -> list[str]:
-    """:func:`hijack_read` of each folded text; where none holds a Chinese, Japanese or Korean
-    letter (one search over them all), each read without a search of its own."""
-    if _UNSPACED.search("\n".join(texts)) is not None:
-        return [hijack_read(text) for text in texts]
-    return [_words(text) for text in texts]
+    """What the model scores of each folded text: the words of :func:`hijack_read`, and for a
+    text without Chinese, Japanese or Korean letters with the blanks between them as they are
+    (:func:`_blanked`). A model reads a text's words as ``str.split`` cuts them, so it scores
+    the same features, without the cost of joining them (a third of the model's pass)."""
+    return [
+        _blanked(text) if text.isascii() or _UNSPACED.search(text) is None else hijack_read(text)
+        for text in texts
+    ]
 
 
 @cache

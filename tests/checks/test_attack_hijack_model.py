@@ -148,6 +148,28 @@ def test_words_are_read_as_a_table_of_every_mark_reads_them() -> None:
         assert _words(text) == _reference(text)
 
 
+def test_a_model_scores_what_it_is_given_to_score_as_it_scores_its_read() -> None:
+    """The check gives the models a text's words with its blanks as they are (``hijack_reads``),
+    the trainers the words joined by one space (``hijack_read``): the same features, so the
+    same probability, in a batch (the compiled scorer) and one text at a time, for every
+    written prompt and the lines of its documents."""
+    from sidecar.checks.attack_harm_model import default_harm_model
+    from sidecar.checks.attack_hijack_model import hijack_reads
+    from sidecar.checks.attack_planted_model import default_planted_model, document_lines
+
+    texts = [fold(r["prompt"]) for s in written_sets() for r in s["rows"]]
+    texts += [line for t in texts[::7] for line in document_lines(t)]
+    texts += ["tab\tand\u3000ideographic space, «quoted»—dash", "日本語 mixed 42 text"]
+    given, read = hijack_reads(texts), [hijack_read(t) for t in texts]
+    assert [g.split() for g in given] == [r.split() for r in read]
+    assert sum(g != r for g, r in zip(given, read, strict=True)) > len(texts) // 2
+    for model in (default_hijack_model(), default_harm_model(), default_planted_model()):
+        batch = model.score_many(given, [[] for _ in given], [len(g) for g in given])
+        alone = [model.score(r, [], len(r)) for r in read[::50]]
+        assert batch == model.score_many(read, [[] for _ in read], [len(r) for r in read])
+        assert batch[::50] == pytest.approx(alone, abs=1e-9)
+
+
 def test_the_trainer_reads_no_attack_of_another_technique_as_benign() -> None:
     rows = train_hijack.training_rows(Path("/nonexistent"), train_hijack.TRAINED_SETS[:1])
     attacks = {r.source for r in rows if r.attack}
