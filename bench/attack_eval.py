@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import time
 from collections.abc import Sequence
@@ -115,6 +116,25 @@ def cost(check: AttackAttempt | Refusal, texts: Sequence[str]) -> tuple[float, f
 
     n = len(texts)
     return best_of(single) / n * 1e6, best_of(batch) / n * 1e6
+
+
+def in_turn(
+    checks: dict[str, AttackAttempt | Refusal], texts: Sequence[str], rounds: int = 7
+) -> dict[str, list[float]]:
+    """Per check, µs/text of a batch (prepare, then call) in each of ``rounds`` rounds, the
+    checks timed one after another in each round: on a shared machine whose speed drifts, the
+    ratio of two checks within a round holds where the time of either does not."""
+    out: dict[str, list[float]] = {name: [] for name in checks}
+    for _ in range(rounds):
+        for name, check in checks.items():
+            fresh = [t + " " for t in texts]
+            start = time.perf_counter()
+            check.prepare(fresh)
+            for t in fresh:
+                check(t, _EVENT)
+            check.prepare([])
+            out[name].append((time.perf_counter() - start) / len(texts) * 1e6)
+    return out
 
 
 def parts(texts: Sequence[str]) -> list[tuple[str, float]]:
@@ -361,18 +381,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     refusal = Refusal(RefusalParams(alone="model"), CheckContext())
     _, refusal_batch = cost(refusal, texts)  # type: ignore[arg-type]
     short = short_benign(rows)
-    _, short_unsure = cost(check, short)
-    _, short_rules = cost(rules, short)
     no_hijacks = without["the hijack model (hijack: 1)"]
-    _, short_no_hijacks = cost(no_hijacks, short)
     no_planted = without["the planted-line model (planted: 1)"]
     _, unsure_no_planted = cost(no_planted, texts)
     _, unsure_no_harm = cost(without["the harm model (harm: 1)"], texts)
-    _, short_no_planted = cost(no_planted, short)
-    _, short_default = cost(default, short)
-    _, short_no_fiction = cost(AttackAttempt(AttackParams(fiction=1.0), CheckContext()), short)
-    _, short_no_harm = cost(AttackAttempt(AttackParams(harm=1.0), CheckContext()), short)
-    _, short_refusal = cost(refusal, short)  # type: ignore[arg-type]
+    timed = in_turn(
+        {
+            "signals + model (the default)": default,
+            "the same without the pretexts (fiction: 1)": AttackAttempt(
+                AttackParams(fiction=1.0), CheckContext()
+            ),
+            "the same, frames not read for harm (harm: 1)": AttackAttempt(
+                AttackParams(harm=1.0), CheckContext()
+            ),
+            "for scale: refusal, alone: model": refusal,
+            "uncertain: true": check,
+            "uncertain: true, without the frame model": rules,
+            "uncertain: true, without the hijack model": no_hijacks,
+            "uncertain: true, without the planted-line model": no_planted,
+        },
+        short,
+    )
     busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"\ncost per event, {len(texts)} prompts of 1 KB (best of 5; load average {busy:.1f}):")
     print(f"   signals + model, one call each          {single:6.1f} us/event")
@@ -388,15 +417,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("   where a batch's time goes, each part alone (the data's mix):")
     for name, us in parts([t + " " for t in texts]):
         print(f"     {name:<39} {us:5.1f} us/text")
-    print(f"{len(short)} benign prompts of 200 to 1,000 characters as they are, a batch:")
-    print(f"   signals + model (the default)           {short_default:6.1f} us/event")
-    print(f"   the same without the pretexts (fiction: 1) {short_no_fiction:3.1f} us/event")
-    print(f"   the same, frames not read for harm (harm: 1) {short_no_harm:3.1f} us/event")
-    print(f"   for scale: refusal, alone: model        {short_refusal:6.1f} us/event")
-    print(f"   uncertain: true                         {short_unsure:6.1f} us/event")
-    print(f"   uncertain: true, without the frame model {short_rules:5.1f} us/event")
-    print(f"   uncertain: true, without the hijack model {short_no_hijacks:4.1f} us/event")
-    print(f"   uncertain: true, without the planted-line model {short_no_planted:4.1f} us/event")
+    print(
+        f"{len(short)} benign prompts of 200 to 1,000 characters as they are, a batch "
+        f"(median of {len(next(iter(timed.values())))} rounds, each check in turn; "
+        "in brackets, the median ratio to the refusal model within a round):"
+    )
+    scale = timed["for scale: refusal, alone: model"]
+    for name, us in timed.items():
+        ratio = statistics.median(a / b for a, b in zip(us, scale, strict=True))
+        print(f"   {name:<48} {statistics.median(us):6.1f} us/event ({ratio:.2f})")
     return 0
 
 
