@@ -323,7 +323,7 @@ class AttackAttempt(Check[AttackParams]):
             decided = self._harmful(self._learned_frames(decided, folded), folded)
             decided = self._learned_hijacks(decided, folded)
             decided = self._learned_planted(decided, folded)
-        elif not documents and self.harms is not None:
+        elif not documents:
             decided = self._framed_harmful(decided, folded)
         return decided if documents else self._fictional(decided, folded)
 
@@ -355,18 +355,14 @@ class AttackAttempt(Check[AttackParams]):
         as :meth:`_harmful` calls them, and nothing else changed: without ``uncertain`` no
         framed request is the judge's. The harm model reads each prompt first (few of real
         users' prompts read as harmful), the frame rules and the frame model only those."""
-        assert self.harms is not None
-        read = [i for i, f in enumerate(found) if not f.attack and len(folded[i]) <= HARM_READ_MAX]
-        if not read:
+        if self.harms is None:
             return found
-        reads = hijack_reads([folded[i] for i in read])
-        scores = self.harms.score_many(reads, [[] for _ in reads], [len(r) for r in reads])
-        harmful = [(i, p) for i, p in zip(read, scores, strict=True) if p >= self.harm]
-        out = list(found)
-        for i, p in harmful:
-            if framed_request(folded[i]) or self._frame_model_reads(folded[i]):
-                out[i] = Finding(True, (FRAMED,), category_of((FRAMED,)), p)
-        return out
+        read = [i for i, f in enumerate(found) if not f.attack and len(folded[i]) <= HARM_READ_MAX]
+
+        def framed(i: int) -> bool:
+            return framed_request(folded[i]) or self._frame_model_reads(folded[i])
+
+        return _read_harm(found, folded, read, self.harms, self.harm, FRAMED, framed)
 
     def _frame_model_reads(self, folded: str) -> bool:
         """Whether the frame model reads the prompt as a request given as a language task's
@@ -509,16 +505,18 @@ def _read_harm(
     model: AttackModel,
     threshold: float,
     technique: str,
+    confirm: Callable[[int], bool] | None = None,
 ) -> list[Finding]:
     """``found``, with the texts of ``read`` (their indices) the harm model gives ``threshold``
-    or more called attacks of ``technique``, with its probability; scored in one pass."""
+    or more called attacks of ``technique``, with its probability (and with ``confirm``, only
+    those it confirms, asked only of those); scored in one pass."""
     if not read:
         return found
     reads = hijack_reads([folded[i] for i in read])
     scores = model.score_many(reads, [[] for _ in reads], [len(r) for r in reads])
     out = list(found)
     for i, p in zip(read, scores, strict=True):
-        if p >= threshold:
+        if p >= threshold and (confirm is None or confirm(i)):
             out[i] = Finding(True, (technique,), category_of((technique,)), p)
     return out
 
