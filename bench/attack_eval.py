@@ -4,8 +4,7 @@ For every prompt source in ``--data`` (attack or benign, see DATA.md) this print
 precision, recall and false-positive rate of:
 
 * the shipped check (signals and model; ``held out`` marks the sources its model never saw,
-  whose figures are cross-dataset), and where they differ, the same with ``uncertain: true``
-  (which also flags the framed requests the harm model reads as harmful);
+  whose figures are cross-dataset), and where they differ, the same with ``uncertain: true``;
 * the sure signals alone (``signals_only: true``);
 * the pooled held-out figures at other thresholds of the model alone (``alone``);
 * how many held-out prompts it flags or marks uncertain with ``uncertain: true`` (the judge's
@@ -136,6 +135,15 @@ def in_turn(
             check.prepare([])
             out[name].append((time.perf_counter() - start) / len(texts) * 1e6)
     return out
+
+
+def _print_in_turn(timed: dict[str, list[float]]) -> None:
+    """Each check's median µs/text, and in brackets its median ratio to the refusal model's
+    time within a round."""
+    scale = timed["for scale: refusal, alone: model"]
+    for name, us in timed.items():
+        ratio = statistics.median(a / b for a, b in zip(us, scale, strict=True))
+        print(f"   {name:<48} {statistics.median(us):6.1f} us/event ({ratio:.2f})")
 
 
 def parts(texts: Sequence[str]) -> list[tuple[str, float]]:
@@ -447,6 +455,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         },
         short,
     )
+    benign_kb = one_kb([r for r in rows if not r.attack])
+    timed_kb = in_turn(
+        {
+            "signals + model (the default)": default,
+            "the same, frames not read for harm (harm: 1)": AttackAttempt(
+                AttackParams(harm=1.0), CheckContext()
+            ),
+            "for scale: refusal, alone: model": refusal,
+        },
+        benign_kb,
+    )
     busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"\ncost per event, {len(texts)} prompts of 1 KB (best of 5; load average {busy:.1f}):")
     print(f"   signals + model, one call each          {single:6.1f} us/event")
@@ -467,10 +486,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"(median of {len(next(iter(timed.values())))} rounds, each check in turn; "
         "in brackets, the median ratio to the refusal model within a round):"
     )
-    scale = timed["for scale: refusal, alone: model"]
-    for name, us in timed.items():
-        ratio = statistics.median(a / b for a, b in zip(us, scale, strict=True))
-        print(f"   {name:<48} {statistics.median(us):6.1f} us/event ({ratio:.2f})")
+    _print_in_turn(timed)
+    print(f"{len(benign_kb)} benign prompts of 1 KB, a batch (the same way):")
+    _print_in_turn(timed_kb)
     return 0
 
 

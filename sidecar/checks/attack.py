@@ -318,14 +318,16 @@ class AttackAttempt(Check[AttackParams]):
                 else self._decide_long(s, p, alone_long, unsure)
                 for s, p, t in zip(found, scores, long, strict=True)
             ]
+        if documents:
+            return decided
+        # flagged whether uncertain is set or not, before anything is made uncertain
+        decided = self._framed_harmful(decided, folded)
         if unsure:
             decided = [_framed(f, text) for f, text in zip(decided, folded, strict=True)]
-            decided = self._harmful(self._learned_frames(decided, folded), folded)
+            decided = self._learned_frames(decided, folded)
             decided = self._learned_hijacks(decided, folded)
             decided = self._learned_planted(decided, folded)
-        elif not documents:
-            decided = self._framed_harmful(decided, folded)
-        return decided if documents else self._fictional(decided, folded)
+        return self._fictional(decided, folded)
 
     def _learned_frames(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
         """``found``, with the prompts the frame model reads as a request given as a language
@@ -337,24 +339,12 @@ class AttackAttempt(Check[AttackParams]):
 
         return _learned(found, self.frames, self.frame, FRAMED, reads, frame_cues)
 
-    def _harmful(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
-        """``found``, with the framed requests (uncertain, :data:`FRAMED`) the harm model reads
-        as harmful called attacks: a harmful request given as a language task's text is a
-        latent jailbreak."""
-        if self.harms is None:
-            return found
-        framed = [
-            i
-            for i, f in enumerate(found)
-            if f.uncertain and FRAMED in f.techniques and len(folded[i]) <= HARM_READ_MAX
-        ]
-        return _read_harm(found, folded, framed, self.harms, self.harm, FRAMED)
-
     def _framed_harmful(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
-        """``found``, with the framed requests the harm model reads as harmful called attacks,
-        as :meth:`_harmful` calls them, and nothing else changed: without ``uncertain`` no
-        framed request is the judge's. The harm model reads each prompt first (few of real
-        users' prompts read as harmful), the frame rules and the frame model only those."""
+        """``found``, with the requests given as a language task's text (by the rules of
+        :mod:`.attack_frames` or the frame model) that the harm model reads as harmful called
+        attacks: a harmful request so given is a latent jailbreak. The harm model reads each
+        prompt not already an attack and no longer than it reads (few of real users' prompts
+        read as harmful), the frame readers only those it reads as harmful."""
         if self.harms is None:
             return found
         read = [i for i, f in enumerate(found) if not f.attack and len(folded[i]) <= HARM_READ_MAX]
@@ -553,18 +543,17 @@ def _learned(
     return out
 
 
-def _framed(found: Finding, folded: str, *, documents: bool = True) -> Finding:
+def _framed(found: Finding, folded: str) -> Finding:
     """``found``, made uncertain where the prompt is not an attack but gives a request to an
-    assistant as the text of a language task (:mod:`.attack_frames`), or (with ``documents``)
-    holds an order to an AI reader in text it pastes without marking it
-    (:func:`~.attack_documents.unmarked_orders`), or an order for whoever reads a document it
-    pastes (:mod:`.attack_planted`): whether the request is harmful, or the order planted, is
-    the judge's to read."""
+    assistant as the text of a language task (:mod:`.attack_frames`), holds an order to an AI
+    reader in text it pastes without marking it (:func:`~.attack_documents.unmarked_orders`),
+    or an order for whoever reads a document it pastes (:mod:`.attack_planted`): whether the
+    request is harmful, or the order planted, is the judge's to read."""
     if found.attack or FRAMED in found.techniques or UNMARKED in found.techniques:
         return found
     if framed_request(folded):
         technique = FRAMED
-    elif documents and (unmarked_orders(folded) or planted_task(folded)):
+    elif unmarked_orders(folded) or planted_task(folded):
         technique = UNMARKED
     else:
         return found

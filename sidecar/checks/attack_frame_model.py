@@ -16,7 +16,8 @@ condition 6 (the check hands the judge 31 and 7 of them, one more by the rules).
 ``tools/train_frames.py`` fits it on the project's written framed prompts (requests in frames
 against texts that are not requests in the same frames and ordinary prompts in a task's words)
 and the benign prompt sources of ``DATA.md``, and writes ``sidecar/data/frame_model.json.gz``.
-Like the rules, it finds the shape only: whether the request is harmful is the judge's to read
+Like the rules, it finds the shape only: whether the request is harmful is the harm model's
+to read (:mod:`.attack_harm_model`), and where it does not flag it, the judge's
 (:class:`~.attack.AttackAttempt` with ``uncertain: true``).
 """
 

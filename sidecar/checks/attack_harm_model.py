@@ -14,12 +14,13 @@ weights (the same file format, the same scorers): ``alone`` is the probability f
 framed request reads as harmful, ``agree`` the stricter one from which a prompt that sets up
 fiction does (such pretexts are far more common in ordinary prompts).
 
-It reads only those prompts, never a request asked outright: a harmful question asked with no
-frame or pretext is no attack attempt (the refusal rules measure how the model answers it).
-:class:`~.attack.AttackAttempt` flags a framed request it reads as harmful with ``uncertain:
-true`` (``intermediate: embedded_instruction``; below its threshold the frame stays uncertain,
-for the judge), and a pretext with a harmful request behind it whether ``uncertain`` is set or
-not (``intermediate: persona``). ``tools/train_harm.py`` fits it on the project's written
+:class:`~.attack.AttackAttempt` has it read every prompt of at most :data:`READ_MAX`
+characters, and flags, whether ``uncertain`` is set or not, those it reads as harmful that
+give the request as a language task's text (``intermediate: embedded_instruction``; with
+``uncertain: true`` a framed request below its threshold is uncertain, for the judge), or that
+set up a pretext, from ``agree`` (``intermediate: persona``). A harmful question asked with no
+frame or pretext is no attack attempt (the refusal rules measure how the model answers it),
+though the frame model takes a few for a language task's text. ``tools/train_harm.py`` fits it on the project's written
 framed requests, fictional framings and harmful requests against their harmless twins, and
 the benign prompt sources of ``DATA.md``, and writes ``sidecar/data/harm_model.json.gz``.
 """

@@ -100,6 +100,18 @@ def test_a_framed_request_in_a_layout_the_rules_miss_is_uncertain(text: str) -> 
     assert not RULES.assess(text).uncertain
 
 
+def test_the_default_flags_a_harmful_request_only_the_model_reads_as_framed() -> None:
+    """Layouts the rules do not know: the default flags those the harm model reads as harmful
+    (3 of the 5), from the frame model's reading alone; without it (``frame: 1``), none."""
+    found = make().assess_many(UNKNOWN_LAYOUTS)
+    assert sum(f.attack for f in found) >= 3
+    assert all(f.techniques == (FRAMED,) for f in found if f.attack)
+    assert not any(f.attack for f in make(frame=1.0).assess_many(UNKNOWN_LAYOUTS))
+    assert [default_reads(t) for t in UNKNOWN_LAYOUTS] == [
+        f.techniques[0] if f.attack else None for f in found
+    ]
+
+
 def test_the_model_is_loaded_only_where_framed_requests_are_read() -> None:
     assert make().frames is default_frame_model()  # for the harm model
     assert make(harm=1.0).frames is None

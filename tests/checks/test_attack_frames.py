@@ -27,10 +27,12 @@ RULES = make(uncertain=True, frame=1.0, harm=1.0)
 
 
 def default_reads(text: str) -> str | None:
-    """The technique the default check flags ``text`` for, None where it flags nothing; never
-    uncertain."""
+    """The technique the default check flags ``text`` for, None where it flags nothing: never
+    uncertain, and what it flags is what ``uncertain: true`` flags, the same finding."""
     found = make().assess(text)
+    unsure = make(uncertain=True).assess(text)
     assert not found.uncertain
+    assert found.attack == unsure.attack and (found == unsure or not found.attack)
     return found.techniques[0] if found.attack else None
 
 
