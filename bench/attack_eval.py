@@ -100,22 +100,25 @@ def best_of(run: object, repeat: int = 5) -> float:
     return best
 
 
+def one_batch(check: AttackAttempt | Refusal, texts: Sequence[str]) -> None:
+    """The pipeline's way over ``texts``: prepare the batch, then call on each (fresh copies, so
+    that nothing a previous run prepared is read)."""
+    fresh = [t + " " for t in texts]
+    check.prepare(fresh)
+    for t in fresh:
+        check(t, _EVENT)
+    check.prepare([])
+
+
 def cost(check: AttackAttempt | Refusal, texts: Sequence[str]) -> tuple[float, float]:
-    """Per text, µs: one call each, and the pipeline's way (prepare the batch, then call)."""
+    """Per text, µs: one call each, and the pipeline's way (:func:`one_batch`)."""
 
     def single() -> None:
         for t in texts:
             check(t + " ", _EVENT)
 
-    def batch() -> None:
-        fresh = [t + " " for t in texts]
-        check.prepare(fresh)
-        for t in fresh:
-            check(t, _EVENT)
-        check.prepare([])
-
     n = len(texts)
-    return best_of(single) / n * 1e6, best_of(batch) / n * 1e6
+    return best_of(single) / n * 1e6, best_of(lambda: one_batch(check, texts)) / n * 1e6
 
 
 def in_turn(
@@ -127,12 +130,8 @@ def in_turn(
     out: dict[str, list[float]] = {name: [] for name in checks}
     for _ in range(rounds):
         for name, check in checks.items():
-            fresh = [t + " " for t in texts]
             start = time.perf_counter()
-            check.prepare(fresh)
-            for t in fresh:
-                check(t, _EVENT)
-            check.prepare([])
+            one_batch(check, texts)
             out[name].append((time.perf_counter() - start) / len(texts) * 1e6)
     return out
 

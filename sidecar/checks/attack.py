@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from pydantic import Field
 
@@ -474,7 +474,7 @@ def _reader(
     load: Callable[[], AttackModel],
     *,
     always: bool = False,
-    default: str = "alone",
+    default: Literal["alone", "agree"] = "alone",
 ) -> tuple[AttackModel | None, float]:
     """A learned reader (``load``: the shipped one) and the probability from which it reads
     its shape (``threshold``, else the model's own ``default``: ``alone`` or ``agree``): none,
