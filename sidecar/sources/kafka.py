@@ -663,8 +663,11 @@ def _leave_only_a_stable_group(consumer: AIOKafkaConsumer) -> None:
 
 async def _leave_if_stable(coordinator: Any) -> None:
     try:
-        if coordinator.generation <= 0 or coordinator._group_instance_id is not None:
-            return  # as aiokafka's own: no generation, nothing to leave; a static member stays
+        # No generation (aiokafka's -1, also set by _abandon_join), nothing to leave; a static
+        # member stays. Unlike aiokafka's own check, generation 0 is one: the embedded broker
+        # numbers a group's first generation 0, and its members would otherwise never leave.
+        if coordinator.generation < 0 or coordinator._group_instance_id is not None:
+            return
         group, member = coordinator.group_id, coordinator.member_id
 
         async def ask() -> bool:
@@ -683,9 +686,15 @@ async def _leave_if_stable(coordinator: Any) -> None:
             await coordinator._send_req(LeaveGroupRequest(group, member))
             return True
 
-        with contextlib.suppress(KafkaError, OSError, TimeoutError):
+        try:
             if await asyncio.wait_for(ask(), LEAVE_S):
                 log.info("left group %s", group)
+        except (KafkaError, OSError, TimeoutError) as exc:
+            log.info(
+                "could not leave group %s (%s); the broker drops this member after its session",
+                group,
+                type(exc).__name__,
+            )
     finally:
         coordinator.reset_generation()
 

@@ -254,6 +254,49 @@ async def test_a_static_member_killed_and_restarted_resumes_before_its_session_e
         assert await asyncio.to_thread(second.wait, 30) == 0
 
 
+async def test_a_member_stopped_cleanly_leaves_and_the_other_takes_over_within_its_session(
+    broker: EmbeddedBroker, topic_factory: Any, tmp_path: Path
+) -> None:
+    """A SIGTERM outside a rebalance asks to leave, so the member left takes the partitions
+    without waiting for the stopped one's session. The embedded broker numbers a group's first
+    generation 0, and members of it did not leave (a check for generation > 0): every restart
+    of a pod of the first generation held the group for a whole session."""
+    session_s = 10
+    topic = await topic_factory(partitions=PARTITIONS)
+    verdicts = await topic_factory(prefix="verdicts")
+    configs = []
+    for name in ("a", "b"):
+        config = write_config(
+            tmp_path / f"{name}.yaml", broker.bootstrap_servers, topic, verdicts, "g-leave"
+        )
+        doc = yaml.safe_load(config.read_text())
+        doc["kafka"]["session_timeout_ms"] = session_s * 1000
+        config.write_text(yaml.safe_dump(doc))
+        configs.append(config)
+    a, b = start(configs[0]), start(configs[1])  # together: both in the first generation
+    logs = [config.with_suffix(".log") for config in configs]
+    try:
+        for log in logs:
+            await wait_for_log(log, "partitions assigned: t-", timeout=60)
+        assigned = logs[1].read_text().count("partitions assigned: t-")
+        loop = asyncio.get_running_loop()
+        stopped = loop.time()
+        a.send_signal(signal.SIGTERM)
+        assert await asyncio.to_thread(a.wait, 30) == 0
+        assert "left group g-leave" in logs[0].read_text(), logs[0].read_text()
+        await wait_for_log(logs[1], "partitions assigned: t-", count=assigned + 1, timeout=60)
+        took = loop.time() - stopped
+        last = logs[1].read_text().split("partitions assigned: ")[-1].splitlines()[0]
+        assert last.count(f"{topic}[") == PARTITIONS, last
+        # Without the leave the broker waits for a's session before it even starts the round.
+        assert took < session_s, f"b took a's partitions {took:.1f}s after a's stop"
+    finally:
+        for proc in (a, b):
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(30)
+
+
 async def test_sigterm_while_the_group_waits_for_a_dead_member_does_not_wait_with_it(
     broker: EmbeddedBroker, topic_factory: Any, tmp_path: Path
 ) -> None:

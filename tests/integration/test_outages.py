@@ -145,6 +145,8 @@ async def test_sigterm_during_an_outage_exits_zero_and_closes_everything(
     # The batch in hand may finish or not (a commit can wait out its timeout): either way the
     # stop steps ran, and any that failed said so in one line each.
     assert "drained" in log or "drain deadline" in log
+    # The leave request could not be sent, and the log says so rather than nothing.
+    assert "could not leave group g-in" in log, log
     steps = [line for line in log.splitlines() if "sidecar.app: stopping " in line]
     assert len(steps) <= 6, steps
 
