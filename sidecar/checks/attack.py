@@ -321,13 +321,16 @@ class AttackAttempt(Check[AttackParams]):
         if documents:
             return decided
         # flagged whether uncertain is set or not, before anything is made uncertain
-        decided = self._framed_harmful(decided, folded)
+        harmful: dict[int, float] = {}  # the harm model's score of each text it has read
+        decided = self._framed_harmful(decided, folded, harmful)
         if unsure:
             decided = [_framed(f, text) for f, text in zip(decided, folded, strict=True)]
             decided = self._learned_frames(decided, folded)
             decided = self._learned_hijacks(decided, folded)
             decided = self._learned_planted(decided, folded)
-        return self._fictional(decided, folded)
+        # the pretexts are read by the same model (unless either reading is off): every text
+        # they read, not an attack then either, has its score already
+        return self._fictional(decided, folded, harmful if self.fictions is self.harms else {})
 
     def _learned_frames(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
         """``found``, with the prompts the frame model reads as a request given as a language
@@ -339,12 +342,15 @@ class AttackAttempt(Check[AttackParams]):
 
         return _learned(found, self.frames, self.frame, FRAMED, reads, frame_cues)
 
-    def _framed_harmful(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
+    def _framed_harmful(
+        self, found: list[Finding], folded: Sequence[str], scores: dict[int, float]
+    ) -> list[Finding]:
         """``found``, with the requests given as a language task's text (by the rules of
         :mod:`.attack_frames` or the frame model) that the harm model reads as harmful called
         attacks: a harmful request so given is a latent jailbreak. The harm model reads each
         prompt not already an attack and no longer than it reads (few of real users' prompts
-        read as harmful), the frame readers only those it reads as harmful."""
+        read as harmful), the frame readers only those it reads as harmful. ``scores`` gains
+        the harm model's score of each prompt it reads."""
         if self.harms is None:
             return found
         read = [i for i, f in enumerate(found) if not f.attack and len(folded[i]) <= HARM_READ_MAX]
@@ -352,7 +358,7 @@ class AttackAttempt(Check[AttackParams]):
         def framed(i: int) -> bool:
             return framed_request(folded[i]) or self._frame_model_reads(folded[i])
 
-        return _read_harm(found, folded, read, self.harms, self.harm, FRAMED, framed)
+        return _read_harm(found, folded, read, self.harms, self.harm, FRAMED, scores, framed)
 
     def _frame_model_reads(self, folded: str) -> bool:
         """Whether the frame model reads the prompt as a request given as a language task's
@@ -362,10 +368,13 @@ class AttackAttempt(Check[AttackParams]):
         read = model_text(folded)
         return self.frames.score_many([read], [frame_cues(read)], [len(read)])[0] >= self.frame
 
-    def _fictional(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
+    def _fictional(
+        self, found: list[Finding], folded: Sequence[str], scores: dict[int, float]
+    ) -> list[Finding]:
         """``found``, with the prompts that set up fiction, role-play or a hypothetical and ask
         for something the harm model reads as harmful behind it called attacks (``persona``):
-        of those not attacks already, no longer than it reads."""
+        of those not attacks already, no longer than it reads. ``scores``: the scores this
+        reader's model already gave, by index."""
         if self.fictions is None:
             return found
         read = [
@@ -373,7 +382,7 @@ class AttackAttempt(Check[AttackParams]):
             for i, f in enumerate(found)
             if not f.attack and len(folded[i]) <= HARM_READ_MAX and sets_up_fiction(folded[i])
         ]
-        return _read_harm(found, folded, read, self.fictions, self.fiction, PRETEXT)
+        return _read_harm(found, folded, read, self.fictions, self.fiction, PRETEXT, scores)
 
     def _learned_hijacks(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
         """``found``, with the prompts the hijack model reads as goal hijacking made uncertain
@@ -495,17 +504,23 @@ def _read_harm(
     model: AttackModel,
     threshold: float,
     technique: str,
+    scores: dict[int, float],
     confirm: Callable[[int], bool] | None = None,
 ) -> list[Finding]:
     """``found``, with the texts of ``read`` (their indices) the harm model gives ``threshold``
     or more called attacks of ``technique``, with its probability (and with ``confirm``, only
-    those it confirms, asked only of those); scored in one pass."""
+    those it confirms, asked only of those). ``scores`` holds the model's scores already
+    given, by index; the texts it lacks are scored in one pass and added to it."""
     if not read:
         return found
-    reads = hijack_reads([folded[i] for i in read])
-    scores = model.score_many(reads, [[] for _ in reads], [len(r) for r in reads])
+    new = [i for i in read if i not in scores]
+    if new:
+        reads = hijack_reads([folded[i] for i in new])
+        given = model.score_many(reads, [[] for _ in reads], [len(r) for r in reads])
+        scores.update(zip(new, given, strict=True))
     out = list(found)
-    for i, p in zip(read, scores, strict=True):
+    for i in read:
+        p = scores[i]
         if p >= threshold and (confirm is None or confirm(i)):
             out[i] = Finding(True, (technique,), category_of((technique,)), p)
     return out

@@ -12,7 +12,7 @@ import pytest
 from sidecar.checks.attack import AttackAttempt, AttackParams
 from sidecar.checks.attack_fiction import _PRETEXT, _SEARCH, sets_up_fiction
 from sidecar.checks.attack_harm_model import READ_MAX, default_harm_model
-from sidecar.checks.attack_hijack_model import hijack_read
+from sidecar.checks.attack_hijack_model import hijack_read, hijack_reads
 from sidecar.checks.base import CheckContext
 from sidecar.checks.prefilter import searcher
 from sidecar.checks.refusal_text import fold
@@ -162,6 +162,40 @@ def test_a_batch_reads_as_one_prompt_at_a_time_does() -> None:
     one.prepare(texts)
     assert [one.assess(t) for t in texts] == alone
     one.prepare([])
+
+
+def test_a_batch_scores_each_prompt_with_the_harm_model_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Framed requests and pretexts are read by the same model: a prompt that sets up fiction
+    is scored once, for both, with the same findings as two readings give."""
+    import sidecar.checks.attack as attack
+
+    model = default_harm_model()
+    scored: list[str] = []
+
+    class Counted:
+        alone, agree = model.alone, model.agree
+
+        def score_many(self, reads: list[str], *args: object) -> list[float]:
+            scored.extend(reads)
+            return model.score_many(reads, *args)  # type: ignore[arg-type]
+
+    texts = [*PRETEXTS, *DARK, "What is the capital of Peru?"]
+    want = check().assess_many(texts)
+    counted = Counted()  # one model, as the shipped one is loaded once
+    monkeypatch.setattr(attack, "default_harm_model", lambda: counted)
+    for params in ({}, {"uncertain": True}):
+        scored.clear()
+        assert check(**params).assess_many(texts) == want
+        assert sorted(scored) == sorted(hijack_reads([fold(t) for t in texts]))
+    # with the framed requests not read, the pretexts are scored on their own
+    scored.clear()
+    assert check(harm=1.0).assess_many(texts) == want
+    pretexts = [fold(t) for t in texts if sets_up_fiction(fold(t))]
+    assert len(pretexts) == len(PRETEXTS) + len(DARK) and sorted(scored) == sorted(
+        hijack_reads(pretexts)
+    )
 
 
 def test_the_threshold_behind_a_pretext_is_the_stricter_one() -> None:
