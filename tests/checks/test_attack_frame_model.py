@@ -30,6 +30,7 @@ from tests.checks.test_attack_frames import (
 )
 from tests.conftest import IN_CI
 from tools import train_frames, train_harm, train_hijack
+from tools.train_attack import HELD_OUT
 from tools.written_prompts import written_rows, written_sets
 
 
@@ -252,6 +253,9 @@ def test_the_shipped_model_says_what_it_was_trained_on() -> None:
     assert set(train_frames.TRAINED_SETS) <= trained
     assert not trained & set(model.meta["held_out_sets"])
     assert not trained & set(model.meta["held_out_sources"])
+    # the held-out lists as they stand: a source or set held out later is listed
+    assert set(model.meta["held_out_sources"]) == set(HELD_OUT)
+    assert set(model.meta["held_out_sets"]) == set(train_frames.HELD_OUT_SETS)
     assert 0.5 <= model.alone < 1.0 and model.agree == model.alone
 
 

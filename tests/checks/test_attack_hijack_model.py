@@ -15,6 +15,7 @@ from sidecar.checks.attack_hijack_model import READ_MAX, default_hijack_model, h
 from sidecar.checks.base import CheckContext
 from sidecar.checks.refusal_text import fold
 from tools import train_hijack
+from tools.train_attack import HELD_OUT
 from tools.written_prompts import written_rows, written_sets
 
 # no taking back any form of the rules reads ("Schon erledigt.": already done), and a
@@ -80,6 +81,7 @@ def test_a_long_prompt_is_not_read() -> None:
 def test_the_shipped_model_never_saw_the_held_out_sets() -> None:
     model = default_hijack_model()
     assert set(model.meta["held_out_sets"]) == set(train_hijack.HELD_OUT_SETS)
+    assert set(model.meta["held_out_sources"]) == set(HELD_OUT)
     assert not set(model.meta["trained_on"]) & set(train_hijack.HELD_OUT_SETS)
     assert set(train_hijack.TRAINED_SETS) <= set(model.meta["trained_on"])
     assert 0.5 <= model.alone < 1.0

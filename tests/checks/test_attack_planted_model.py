@@ -18,6 +18,7 @@ from sidecar.checks.attack_planted_model import LINES_MAX, default_planted_model
 from sidecar.checks.base import CheckContext
 from sidecar.checks.refusal_text import fold
 from tools import train_planted
+from tools.train_attack import HELD_OUT
 from tools.written_prompts import written_sets
 
 # a task planted in an e-mail that no form of attack_planted holds; the shipped model gives
@@ -93,6 +94,7 @@ def test_the_written_lines_are_labelled_and_never_repeated() -> None:
 def test_the_shipped_model_never_saw_the_held_out_sets() -> None:
     model = default_planted_model()
     assert set(model.meta["held_out_sets"]) == set(train_planted.HELD_OUT_SETS)
+    assert set(model.meta["held_out_sources"]) == set(HELD_OUT)
     assert not set(model.meta["trained_on"]) & set(train_planted.HELD_OUT_SETS)
     assert not set(model.meta["trained_on"]) & set(model.meta["held_out_sources"])
     assert 0.5 <= model.alone < 1.0
