@@ -26,8 +26,15 @@ MAX_BATCH = 50
 
 
 def write_config(
-    path: Path, bootstrap: str, topic: str, verdicts: str, group: str, rules: Path | None = None
+    path: Path,
+    bootstrap: str,
+    topic: str,
+    verdicts: str,
+    group: str,
+    rules: Path | None = None,
+    **kafka: Any,
 ) -> Path:
+    """A ``run`` config for one member of ``group``; ``kafka`` overrides its Kafka settings."""
     config = {
         "rules": [str(rules or REPO / "rules" / "default.yaml")],
         "reload_interval_s": 0,
@@ -42,11 +49,29 @@ def write_config(
             "heartbeat_interval_ms": 300,
             "session_timeout_ms": 3000,
             "fetch_timeout_ms": 100,
+            **kafka,
         },
         "limits": {"drain_timeout_s": 10},
     }
     path.write_text(yaml.safe_dump(config))
     return path
+
+
+def group_configs(
+    tmp_path: Path,
+    bootstrap: str,
+    topic: str,
+    verdicts: str,
+    group: str,
+    *,
+    names: tuple[str, ...],
+    **kafka: Any,
+) -> dict[str, Path]:
+    """:func:`write_config` for each member of ``group``, by name."""
+    return {
+        name: write_config(tmp_path / f"{name}.yaml", bootstrap, topic, verdicts, group, **kafka)
+        for name in names
+    }
 
 
 def start(config: Path) -> subprocess.Popen[bytes]:
@@ -218,14 +243,16 @@ async def test_a_static_member_killed_and_restarted_resumes_before_its_session_e
     # started again is back only after some 1.8 sessions. 28 s (under the 30 s request
     # timeout) leaves the restart 7 s, less the start, to come in under the session.
     session_s = 28
-    config = write_config(tmp_path / "c.yaml", broker.bootstrap_servers, topic, verdicts, "g-st")
-    doc = yaml.safe_load(config.read_text())
-    doc["kafka"].update(
+    config = write_config(
+        tmp_path / "c.yaml",
+        broker.bootstrap_servers,
+        topic,
+        verdicts,
+        "g-st",
         group_instance_id="llm-sidecar-0",
         session_timeout_ms=session_s * 1000,
         heartbeat_interval_ms=2000,
     )
-    config.write_text(yaml.safe_dump(doc))
     log = config.with_suffix(".log")
     first = start(config)
     try:
@@ -264,15 +291,17 @@ async def test_a_member_stopped_cleanly_leaves_and_the_other_takes_over_within_i
     session_s = 10
     topic = await topic_factory(partitions=PARTITIONS)
     verdicts = await topic_factory(prefix="verdicts")
-    configs = []
-    for name in ("a", "b"):
-        config = write_config(
-            tmp_path / f"{name}.yaml", broker.bootstrap_servers, topic, verdicts, "g-leave"
-        )
-        doc = yaml.safe_load(config.read_text())
-        doc["kafka"]["session_timeout_ms"] = session_s * 1000
-        config.write_text(yaml.safe_dump(doc))
-        configs.append(config)
+    configs = list(
+        group_configs(
+            tmp_path,
+            broker.bootstrap_servers,
+            topic,
+            verdicts,
+            "g-leave",
+            names=("a", "b"),
+            session_timeout_ms=session_s * 1000,
+        ).values()
+    )
     a, b = start(configs[0]), start(configs[1])  # together: both in the first generation
     logs = [config.with_suffix(".log") for config in configs]
     try:
@@ -307,15 +336,17 @@ async def test_sigterm_while_the_group_waits_for_a_dead_member_does_not_wait_wit
     for the join too. The join is now abandoned: the member stops at once."""
     topic = await topic_factory(partitions=1)
     verdicts = await topic_factory(prefix="verdicts")
-    configs = []
-    for name in ("a", "b"):
-        config = write_config(
-            tmp_path / f"{name}.yaml", broker.bootstrap_servers, topic, verdicts, "g-join"
-        )
-        doc = yaml.safe_load(config.read_text())
-        doc["kafka"]["session_timeout_ms"] = 10_000  # the dead member's session, waited out
-        config.write_text(yaml.safe_dump(doc))
-        configs.append(config)
+    configs = list(
+        group_configs(
+            tmp_path,
+            broker.bootstrap_servers,
+            topic,
+            verdicts,
+            "g-join",
+            names=("a", "b"),
+            session_timeout_ms=10_000,  # the dead member's, waited out
+        ).values()
+    )
     first = start(configs[0])
     try:
         await wait_for_log(configs[0].with_suffix(".log"), "partitions assigned")
@@ -352,15 +383,15 @@ async def test_sigterm_to_the_leader_in_a_held_rebalance_abandons_its_join_and_t
     member after its session and the group goes on."""
     topic = await topic_factory(partitions=PARTITIONS)
     verdicts = await topic_factory(prefix="verdicts")
-    configs = {}
-    for name in ("a", "dead", "b"):
-        config = write_config(
-            tmp_path / f"{name}.yaml", broker.bootstrap_servers, topic, verdicts, "g-held"
-        )
-        doc = yaml.safe_load(config.read_text())
-        doc["kafka"]["session_timeout_ms"] = 10_000  # the dead member's session, waited out
-        config.write_text(yaml.safe_dump(doc))
-        configs[name] = config
+    configs = group_configs(
+        tmp_path,
+        broker.bootstrap_servers,
+        topic,
+        verdicts,
+        "g-held",
+        names=("a", "dead", "b"),
+        session_timeout_ms=10_000,  # the dead member's, waited out
+    )
     logs = {name: config.with_suffix(".log") for name, config in configs.items()}
     a = start(configs["a"])
     others = []
