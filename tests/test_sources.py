@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from sidecar.sources.base import Reachability
-from sidecar.sources.kafka import describe_unreachable, quiet_connection_logs
+from sidecar.sources.kafka import _leave_if_stable, describe_unreachable, quiet_connection_logs
 
 
 class Clock:
@@ -258,3 +258,51 @@ async def test_an_mqtt_timeout_says_whether_the_port_took_the_connection() -> No
     assert await refused._why(timed_out) == "connection refused"
     other = aiomqtt.MqttError("[Errno 104] Connection reset by peer")
     assert await refused._why(other) == "[Errno 104] Connection reset by peer"  # no TLS: as is
+
+
+class Coordinator:
+    """What :func:`_leave_if_stable` uses of aiokafka's group coordinator, answering each
+    request with the error code given for its kind (a broker that refuses a leave cannot be
+    staged with the embedded one)."""
+
+    group_id, member_id, _group_instance_id = "g", "m-1", None
+
+    def __init__(self, generation: int, codes: dict[str, int]) -> None:
+        self.generation, self.codes, self.sent = generation, codes, list[str]()
+
+    async def _send_req(self, request: object) -> Any:
+        kind = type(request).__name__.removesuffix("Request").rstrip("_v0123456789")
+        self.sent.append(kind)
+        if self.codes.get(kind) == -1:
+            raise OSError("connection reset")
+        return type("Answer", (), {"error_code": self.codes.get(kind, 0)})()
+
+    def reset_generation(self) -> None:
+        self.generation = -1
+
+
+@pytest.mark.parametrize(
+    ("generation", "codes", "sent", "said"),
+    [
+        (-1, {}, [], None),  # never joined, or abandoned its join: nothing to leave
+        (0, {}, ["Heartbeat", "LeaveGroup"], "left group g"),  # the embedded broker's first
+        (4, {}, ["Heartbeat", "LeaveGroup"], "left group g"),
+        (4, {"Heartbeat": 27}, ["Heartbeat"], "not asking to leave group g: it answers Rebal"),
+        (4, {"LeaveGroup": 25}, ["Heartbeat", "LeaveGroup"], "could not leave group g (Unknown"),
+        (4, {"LeaveGroup": -1}, ["Heartbeat", "LeaveGroup"], "could not leave group g (OSError)"),
+    ],
+)
+async def test_a_stop_leaves_a_stable_group_and_says_when_it_could_not(
+    generation: int,
+    codes: dict[str, int],
+    sent: list[str],
+    said: str | None,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, "sidecar.sources.kafka")
+    coordinator = Coordinator(generation, codes)
+    await _leave_if_stable(coordinator)
+    assert coordinator.sent == sent
+    lines = [r.getMessage() for r in caplog.records]
+    assert (lines == []) if said is None else (len(lines) == 1 and lines[0].startswith(said))
+    assert coordinator.generation == -1

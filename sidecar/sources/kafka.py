@@ -683,13 +683,16 @@ async def _leave_if_stable(coordinator: Any) -> None:
                     error.__name__,
                 )
                 return False
-            await coordinator._send_req(LeaveGroupRequest(group, member))
+            left = await coordinator._send_req(LeaveGroupRequest(group, member))
+            refused = for_code(left.error_code)
+            if refused.errno != 0:
+                raise refused()
             return True
 
         try:
             if await asyncio.wait_for(ask(), LEAVE_S):
                 log.info("left group %s", group)
-        except (KafkaError, OSError, TimeoutError) as exc:
+        except (KafkaError, OSError) as exc:  # OSError: TimeoutError too
             log.info(
                 "could not leave group %s (%s); the broker drops this member after its session",
                 group,

@@ -313,8 +313,9 @@ async def test_fleet_figures_of_three_processes_equal_one_replay(
                         for line in fleet.log(i).read_text().splitlines()
                         if "offset commit failed" in line
                     ]
-                    # At-least-once allows these; the exact comparison below does not.
-                    assert not redelivered, f"records were delivered twice: {redelivered}"
+                    # At-least-once lets the records of a failed commit come again, which the
+                    # exact comparison below does not allow: say so, rather than a figure off.
+                    assert not redelivered, f"records may have come twice: {redelivered}"
 
                     reference = await asyncio.to_thread(
                         replay_figures, doc, file, tmp_path, monkeypatch
