@@ -123,24 +123,38 @@ def out_of_fold(
     rows: Sequence[Row],
     fitter: Callable[[Sequence[Row]], AttackModel] | None = None,
     scored: Callable[[str], tuple[str, list[str], int]] | None = None,
+    also: Callable[[str], tuple[str, list[str], int] | None] | None = None,
 ) -> list[float]:
     """Each row's probability from a model fitted on the other folds (every fifth row, in a
     fixed shuffled order); ``fitter`` and ``scored`` (a prompt's arguments to
-    :meth:`AttackModel.score`) default to this model's. Leaving whole sources out instead was
-    tried: with four benign sources of four different styles (role-play set-ups, risky-sounding
-    questions, tasks, long prompted tasks), each left out is a style the model never saw, and
-    no threshold kept the budget; the held-out sources measure that transfer instead
-    (bench/detectors.py)."""
-    fitter, scored = fitter or fit, scored or _args
+    :meth:`AttackModel.score`) default to this model's. With ``also``, a second read of a
+    prompt where it gives one: the row's probability is then the higher of the two. Leaving
+    whole sources out instead was tried: with four benign sources of four different styles
+    (role-play set-ups, risky-sounding questions, tasks, long prompted tasks), each left out is
+    a style the model never saw, and no threshold kept the budget; the held-out sources measure
+    that transfer instead (bench/detectors.py)."""
+    return _out_of_fold(rows, fitter or fit, scored or _args, also)[1]
+
+
+def _out_of_fold(
+    rows: Sequence[Row],
+    fitter: Callable[[Sequence[Row]], AttackModel],
+    scored: Callable[[str], tuple[str, list[str], int]],
+    also: Callable[[str], tuple[str, list[str], int] | None] | None,
+) -> tuple[list[float], list[float]]:
+    """:func:`out_of_fold`'s probabilities of the first read, and of the higher read."""
     order = list(range(len(rows)))
     random.Random(7).shuffle(order)
-    scores = [0.0] * len(rows)
+    first, best = [0.0] * len(rows), [0.0] * len(rows)
     for k in range(FOLDS):
         inside = set(order[k::FOLDS])
         model = fitter([r for i, r in enumerate(rows) if i not in inside])
         for i in inside:
-            scores[i] = model.score(*scored(rows[i].prompt))
-    return scores
+            first[i] = best[i] = model.score(*scored(rows[i].prompt))
+            second = also(rows[i].prompt) if also is not None else None
+            if second is not None:
+                best[i] = max(first[i], model.score(*second))
+    return first, best
 
 
 def _args(text: str) -> tuple[str, list[str], int]:
@@ -189,27 +203,29 @@ def write_reader(
     counted: Callable[[Row], bool] | None = None,
     agree_budget: float | None = None,
     agree_counted: Callable[[Row], bool] | None = None,
+    also: Callable[[str], tuple[str, list[str], int] | None] | None = None,
 ) -> int:
     """Fit a reader of one shape (the frame model, the hijack model) on ``rows`` (``attack``:
     the shape, counted as ``label``), its threshold (``alone``, and ``agree`` the same) the
     lowest at which, out of fold, at most ``budget`` of the benign rows (with ``counted``: of
     those it is true of) read as the shape (with ``agree_budget``, ``agree`` the lowest within
     that budget instead, of the benign rows ``agree_counted`` is true of); write it to ``out``
-    with ``meta`` and what it was trained on. The exit status: 2 where the rows hold only one
-    label."""
+    with ``meta`` and what it was trained on. With ``also`` (see :func:`out_of_fold`), a row's
+    probability for ``alone`` is the higher of its two reads, for ``agree`` the first one's.
+    The exit status: 2 where the rows hold only one label."""
     if not any(r.attack for r in rows) or all(r.attack for r in rows):
         print(f"need {label} rows and benign prompts to train on", file=sys.stderr)
         return 2
     counts = source_counts(rows, (label, "other"))
     started = time.perf_counter()
-    scores = out_of_fold(rows, fitter, scored)
+    first, scores = _out_of_fold(rows, fitter, scored, also)
     kept = [(s, r) for s, r in zip(scores, rows, strict=True) if counted is None or counted(r)]
     alone = lowest([s for s, _ in kept], [r for _, r in kept], budget)
     agree = alone
     if agree_budget is not None:
         pairs = [
             (s, r)
-            for s, r in zip(scores, rows, strict=True)
+            for s, r in zip(first, rows, strict=True)
             if agree_counted is None or agree_counted(r)
         ]
         agree = lowest([s for s, _ in pairs], [r for _, r in pairs], agree_budget)

@@ -16,7 +16,8 @@ reads. The written sets in :data:`HELD_OUT_SETS` are never trained on.
 The threshold for a framed request (the model's ``alone``) is the lowest probability at which
 the model, reading rows it was not fitted on (five folds), reads at most :data:`FPR_BUDGET` of
 the harmless rows of :data:`TRAINED_SETS` as harmful: the hard cases, near the prompts it is
-asked about. The threshold for a prompt that sets up fiction (``agree``) is the same within
+asked about. A row is read whole and, where the frame rules find a request in a language task,
+that request on its own, as the check reads it; the higher probability counts. The threshold for a prompt that sets up fiction (``agree``) is the same within
 :data:`FICTION_BUDGET`, of those harmless rows that set up fiction. Each such read is a false
 positive of the check.
 
@@ -36,6 +37,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from sidecar.checks.attack_fiction import sets_up_fiction  # noqa: E402
+from sidecar.checks.attack_frames import framed_text  # noqa: E402
 from sidecar.checks.attack_harm_model import HARM_MODEL_FILE, READ_MAX  # noqa: E402
 from sidecar.checks.attack_hijack_model import hijack_read  # noqa: E402
 from sidecar.checks.attack_model import AttackModel, features  # noqa: E402
@@ -95,6 +97,16 @@ def _args(text: str) -> tuple[str, list[str], int]:
     return read, [], len(read)  # as the check scores it
 
 
+def _request_args(text: str) -> tuple[str, list[str], int] | None:
+    """The request a language task carries, read on its own as the check reads it (where
+    the frame rules find one)."""
+    request = framed_text(fold(text))
+    if request is None:
+        return None
+    read = hijack_read(request)
+    return read, [], len(read)
+
+
 def fit(rows: Sequence[Row], **kwargs: float) -> AttackModel:
     return fit_linear(
         [features(*_args(r.prompt)) for r in rows], [r.attack for r in rows], C, **kwargs
@@ -136,10 +148,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         scored=_args,
         budget=FPR_BUDGET,
         label="harmful",
-        meta={"held_out_sets": list(HELD_OUT_SETS), "not_read": sorted(NOT_READ), "C": C},
+        meta={
+            "held_out_sets": list(HELD_OUT_SETS),
+            "not_read": sorted(NOT_READ),
+            "C": C,
+            "alone_reads": ["the prompt", "the request a language task carries"],
+        },
         counted=lambda r: r.source in sets,
         agree_budget=FICTION_BUDGET,
         agree_counted=lambda r: r.source in sets and sets_up_fiction(fold(r.prompt)),
+        also=_request_args,
     )
 
 

@@ -38,7 +38,7 @@ from ..events import Event
 from .attack_documents import unmarked_orders
 from .attack_fiction import sets_up_fiction
 from .attack_frame_model import READ_MAX, default_frame_model, frame_cues, names_a_task
-from .attack_frames import framed_request
+from .attack_frames import framed_request, framed_text
 from .attack_harm_model import READ_MAX as HARM_READ_MAX
 from .attack_harm_model import default_harm_model
 from .attack_hijack import gives_a_sentence
@@ -181,7 +181,8 @@ class AttackParams(Params):
     shipped model's, chosen by its trainer; 1: never (with ``uncertain``, every framed request
     is the judge's; as with ``signals_only``). Read whether ``uncertain`` is set or not: the
     model reads each prompt of at most its ``READ_MAX`` characters, the frame readers only
-    those it reads as harmful."""
+    those it reads as harmful; of the others, it reads the request the frame rules find on
+    its own too."""
     planted: float | None = Field(default=None, ge=0.0, le=1.0)
     """With ``uncertain``: the planted-line model's probability (:mod:`.attack_planted_model`)
     from which a line of a document the prompt pastes reads as an order planted for the AI
@@ -322,9 +323,13 @@ class AttackAttempt(Check[AttackParams]):
             return decided
         # flagged whether uncertain is set or not, before anything is made uncertain
         harmful: dict[int, float] = {}  # the harm model's score of each text it has read
-        decided = self._framed_harmful(decided, folded, harmful)
+        requests: dict[int, str | None] = {}  # the request the frame rules find in a text
+        decided = self._framed_harmful(decided, folded, harmful, requests)
         if unsure:
-            decided = [_framed(f, text) for f, text in zip(decided, folded, strict=True)]
+            decided = [
+                _framed(f, text, requests[i] is not None if i in requests else None)
+                for i, (f, text) in enumerate(zip(decided, folded, strict=True))
+            ]
             decided = self._learned_frames(decided, folded)
             decided = self._learned_hijacks(decided, folded)
             decided = self._learned_planted(decided, folded)
@@ -343,22 +348,37 @@ class AttackAttempt(Check[AttackParams]):
         return _learned(found, self.frames, self.frame, FRAMED, reads, frame_cues)
 
     def _framed_harmful(
-        self, found: list[Finding], folded: Sequence[str], scores: dict[int, float]
+        self,
+        found: list[Finding],
+        folded: Sequence[str],
+        scores: dict[int, float],
+        requests: dict[int, str | None],
     ) -> list[Finding]:
         """``found``, with the requests given as a language task's text (by the rules of
         :mod:`.attack_frames` or the frame model) that the harm model reads as harmful called
         attacks: a harmful request so given is a latent jailbreak. The harm model reads each
         prompt not already an attack and no longer than it reads (few of real users' prompts
-        read as harmful), the frame readers only those it reads as harmful. ``scores`` gains
-        the harm model's score of each prompt it reads."""
+        read as harmful), and the frame readers those it reads as harmful; then the request
+        the frame rules find in each prompt it does not, on its own: a task's words around a
+        request ("Sentence: ...\nSentiment:") can hide it from the reading of the whole.
+        ``scores`` gains the harm model's score of each prompt it reads, ``requests`` the frame
+        rules' request of each prompt they read (None: none)."""
         if self.harms is None:
             return found
         read = [i for i, f in enumerate(found) if not f.attack and len(folded[i]) <= HARM_READ_MAX]
 
-        def framed(i: int) -> bool:
-            return framed_request(folded[i]) or self._frame_model_reads(folded[i])
+        def request(i: int) -> str | None:
+            if i not in requests:
+                requests[i] = framed_text(folded[i])
+            return requests[i]
 
-        return _read_harm(found, folded, read, self.harms, self.harm, FRAMED, scores, framed)
+        def framed(i: int) -> bool:
+            return request(i) is not None or self._frame_model_reads(folded[i])
+
+        found = _read_harm(found, folded, read, self.harms, self.harm, FRAMED, scores, framed)
+        asked = {i: text for i in read if not found[i].attack and (text := request(i))}
+        texts = [asked.get(i, text) for i, text in enumerate(folded)]
+        return _read_harm(found, texts, list(asked), self.harms, self.harm, FRAMED, {})
 
     def _frame_model_reads(self, folded: str) -> bool:
         """Whether the frame model reads the prompt as a request given as a language task's
@@ -558,15 +578,16 @@ def _learned(
     return out
 
 
-def _framed(found: Finding, folded: str) -> Finding:
+def _framed(found: Finding, folded: str, framed: bool | None = None) -> Finding:
     """``found``, made uncertain where the prompt is not an attack but gives a request to an
-    assistant as the text of a language task (:mod:`.attack_frames`), holds an order to an AI
-    reader in text it pastes without marking it (:func:`~.attack_documents.unmarked_orders`),
-    or an order for whoever reads a document it pastes (:mod:`.attack_planted`): whether the
-    request is harmful, or the order planted, is the judge's to read."""
+    assistant as the text of a language task (:mod:`.attack_frames`; ``framed``: what the
+    frame rules already read of it), holds an order to an AI reader in text it pastes without
+    marking it (:func:`~.attack_documents.unmarked_orders`), or an order for whoever reads a
+    document it pastes (:mod:`.attack_planted`): whether the request is harmful, or the order
+    planted, is the judge's to read."""
     if found.attack or FRAMED in found.techniques or UNMARKED in found.techniques:
         return found
-    if framed_request(folded):
+    if framed_request(folded) if framed is None else framed:
         technique = FRAMED
     elif unmarked_orders(folded) or planted_task(folded):
         technique = UNMARKED

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["LANGUAGES", "PAYLOAD_MAX", "TASK_WORD", "framed_request"]
+__all__ = ["LANGUAGES", "PAYLOAD_MAX", "TASK_WORD", "framed_request", "framed_text"]
 
 _LANGUAGE_VERB: Final = (
     r"(?:translate|paraphrase|rephrase|reword|re-?write|proof-?read|spell-?check|summari[sz]e"
@@ -464,6 +464,12 @@ _LEAD_MAX: Final = 160
 def framed_request(folded: str) -> bool:
     """Whether the prompt (folded) is a language task whose text is a request to an
     assistant."""
+    return framed_text(folded) is not None
+
+
+def framed_text(folded: str) -> str | None:
+    """The request a prompt (folded) gives as the text of a language task, without the task,
+    its labels and its delimiters; None where the prompt is no such task."""
     text = folded.strip()
     payload = _payload(text)
     role = _ROLE.match(text) if payload is None and text[:1] in "ya" else None
@@ -475,15 +481,15 @@ def framed_request(folded: str) -> bool:
         if payload is None and label is not None and not label.group().startswith(_ASKER_LABELS):
             payload = text  # "You are a translation engine.\n\nInput: ...\nOutput:"
     if payload is None or len(payload) > PAYLOAD_MAX + _LABELS_MAX:
-        return False
+        return None
     payload = _unwrapped(payload)
     if payload[:1] in _QUOTE_CLOSE:
         close = payload.find(_QUOTE_CLOSE[payload[0]], 1)
         if close > 0 and _SAID.match(payload, close + 1) is not None:
-            return False  # words someone said, in a story or a report: '"Can you ...?" he asked'
+            return None  # words someone said, in a story or a report: '"Can you ...?" he asked'
     if not payload or len(payload) > PAYLOAD_MAX:
-        return False
-    return _requests(payload)
+        return None
+    return payload if _requests(payload) else None
 
 
 def _payload(text: str) -> str | None:

@@ -16,8 +16,9 @@ fiction does (such pretexts are far more common in ordinary prompts).
 
 :class:`~.attack.AttackAttempt` has it read every prompt of at most :data:`READ_MAX`
 characters, and flags, whether ``uncertain`` is set or not, those it reads as harmful that
-give the request as a language task's text (``intermediate: embedded_instruction``; with
-``uncertain: true`` a framed request below its threshold is uncertain, for the judge), or that
+give the request as a language task's text (``intermediate: embedded_instruction``; of those it
+does not, the request the frame rules find is read on its own too; with ``uncertain: true`` a
+framed request below its threshold is uncertain, for the judge), or that
 set up a pretext, from ``agree`` (``intermediate: persona``). A harmful question asked with no
 frame or pretext is no attack attempt (the refusal rules measure how the model answers it),
 though the frame model takes a few for a language task's text. ``tools/train_harm.py`` fits it on the project's written
