@@ -180,7 +180,7 @@ class AttackParams(Params):
     reads as harmful, and the prompt is an attack (``embedded_instruction``); default: the
     shipped model's, chosen by its trainer; 1: never (with ``uncertain``, every framed request
     is the judge's; as with ``signals_only``). Read whether ``uncertain`` is set or not: the
-    model reads each prompt of at most its ``READ_MAX`` characters, the frame readers only
+    model reads each prompt of at most its ``READ_MAX`` characters, the frame model only
     those it reads as harmful; of the others, it reads the request the frame rules find on
     its own too."""
     planted: float | None = Field(default=None, ge=0.0, le=1.0)

@@ -234,9 +234,9 @@ def test_the_trainer_reads_a_second_read_for_alone_only(tmp_path: Path) -> None:
     rows += [Row("harm_x", f"harmless {s}", False) for s in (0.1, 0.2, 0.3)]
     rows += [Row("harm_x", "framed 0.1|0.95", False)]  # its request, on its own: 0.95
 
-    def write(also: Any) -> AttackModel:
+    def write(also: Any, extra: tuple[Row, ...] = ()) -> AttackModel:
         status = write_reader(
-            rows,
+            [*rows, *extra],
             fitter=lambda rs, **kw: _Scored({}, 0.0, **kw),
             scored=lambda text: (text.split("|")[0], [], len(text)),
             budget=0.0,
@@ -251,8 +251,15 @@ def test_the_trainer_reads_a_second_read_for_alone_only(tmp_path: Path) -> None:
 
     alone = write(None)
     assert (alone.alone, alone.agree) == (0.5, 0.5)  # the lowest threshold tried
-    both = write(lambda text: (text.split("|")[1], [], len(text)) if "|" in text else None)
+
+    def second(text: str) -> tuple[str, list[str], int] | None:
+        return (text.split("|")[1], [], len(text)) if "|" in text else None
+
+    both = write(second)
     assert (both.alone, both.agree) == (0.96, 0.5)
+    # the higher of the two reads, not the second: a row whose first read is the higher
+    higher = write(second, (Row("harm_x", "framed 0.97|0.1", False),))
+    assert (higher.alone, higher.agree) == (0.98, 0.98)
 
 
 HIDDEN = (
