@@ -342,8 +342,8 @@ class AttackAttempt(Check[AttackParams]):
         task's text made uncertain: no longer than it reads and naming a language task."""
 
         def reads(i: int) -> list[str]:
-            text = folded[i]
-            return [model_text(text)] if len(text) <= READ_MAX and names_a_task(text) else []
+            read = _frame_read(folded[i])
+            return [] if read is None else [read]
 
         return _learned(found, self.frames, self.frame, FRAMED, reads, frame_cues)
 
@@ -377,15 +377,16 @@ class AttackAttempt(Check[AttackParams]):
 
         found = _read_harm(found, folded, read, self.harms, self.harm, FRAMED, scores, framed)
         asked = {i: text for i in read if not found[i].attack and (text := request(i))}
+        if not asked:
+            return found
         texts = [asked.get(i, text) for i, text in enumerate(folded)]
         return _read_harm(found, texts, list(asked), self.harms, self.harm, FRAMED, {})
 
     def _frame_model_reads(self, folded: str) -> bool:
         """Whether the frame model reads the prompt as a request given as a language task's
         text (:meth:`_learned_frames`, for one prompt)."""
-        if self.frames is None or len(folded) > READ_MAX or not names_a_task(folded):
+        if self.frames is None or (read := _frame_read(folded)) is None:
             return False
-        read = model_text(folded)
         return self.frames.score_many([read], [frame_cues(read)], [len(read)])[0] >= self.frame
 
     def _fictional(
@@ -576,6 +577,12 @@ def _learned(
         if max(next(scores) for _ in read) >= threshold:
             out[i] = Finding(False, (technique,), None, found[i].p, uncertain=True)
     return out
+
+
+def _frame_read(folded: str) -> str | None:
+    """What the frame model reads of a folded prompt: none of one longer than it reads or that
+    names no language task."""
+    return model_text(folded) if len(folded) <= READ_MAX and names_a_task(folded) else None
 
 
 def _framed(found: Finding, folded: str, framed: bool | None = None) -> Finding:
