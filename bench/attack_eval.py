@@ -152,7 +152,7 @@ def parts(texts: Sequence[str]) -> list[tuple[str, float]]:
     maybe = [signals_module._MAYBE(f) for f in folded]
     reads = [model_text(f) for f in folded]
     cues = [
-        [s.cue for s in signals_module.signals(t, f) if s.cue not in signals_module.JUDGE_ONLY]
+        signals_module.model_cues(signals_module.signals(t, f))
         for t, f in zip(texts, folded, strict=True)
     ]
     model = default_model()

@@ -37,9 +37,9 @@ if str(ROOT) not in sys.path:
 
 from sidecar.checks.attack_model import AttackModel, features, model_text  # noqa: E402
 from sidecar.checks.attack_signals import (  # noqa: E402
-    JUDGE_ONLY,
     SUFFIX_LM_CHARS,
     _suffix,
+    model_cues,
     signals,
 )
 from sidecar.checks.attack_tail import TAIL_FILE, TailModel, replace_tail_model  # noqa: E402
@@ -91,7 +91,7 @@ def featurise(text: str) -> list[str]:
     found = _FEATURES.get(text)
     if found is None:
         folded = fold(text)
-        cues = [s.cue for s in signals(text, folded) if s.cue not in JUDGE_ONLY]
+        cues = model_cues(signals(text, folded))
         found = _FEATURES[text] = features(model_text(folded), cues, len(text))
     return found
 
@@ -161,7 +161,7 @@ def _args(text: str) -> tuple[str, list[str], int]:
     folded = fold(text)
     return (
         model_text(folded),
-        [s.cue for s in signals(text, folded) if s.cue not in JUDGE_ONLY],
+        model_cues(signals(text, folded)),
         len(text),
     )
 

@@ -63,6 +63,7 @@ from .attack_signals import (
     Category,
     Signal,
     category_of,
+    model_cues,
     passage_signals,
     signals,
 )
@@ -304,12 +305,7 @@ class AttackAttempt(Check[AttackParams]):
                 [read, *windows(t)] if t is not None and not _sure(s) else [read]
                 for (read, _), t, s in zip(views, long, found, strict=True)
             ]
-            # the request-and-suffix cue only lowers the bar of the suffix cue it comes with;
-            # the judge's cues are no features
-            cues = [
-                [s.cue for s in signal if s.cue != REQUEST_SUFFIX and s.cue not in JUDGE_ONLY]
-                for signal in found
-            ]
+            cues = [model_cues(signal) for signal in found]
             scores = self.model.score_reads(reads, cues, [len(t) for t in texts])
             alone = math.inf if documents else self.alone
             alone_long = max(alone, self.alone_long)

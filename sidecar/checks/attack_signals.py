@@ -46,7 +46,7 @@ import codecs
 import functools
 import re
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -81,6 +81,7 @@ __all__ = [
     "Category",
     "Signal",
     "category_of",
+    "model_cues",
     "passage_signals",
     "signals",
 ]
@@ -1980,6 +1981,16 @@ HIJACK_SHAPE = "hijack_shape"
 ``uncertain`` makes the prompt uncertain whatever the model gives it."""
 JUDGE_ONLY = frozenset({HIJACK_SHAPE})
 """Cues the model neither reads as features nor confirms: only the judge reads them."""
+
+
+def model_cues(found: Iterable[Signal]) -> list[str]:
+    """The cues of ``found`` the attack model reads as features, as the check gives them and
+    ``tools/train_attack.py`` fits them: not :data:`JUDGE_ONLY`'s, nor :data:`REQUEST_SUFFIX`,
+    which only lowers the bar of the suffix cue it comes with (a model fitted on it would
+    learn a weight the check never adds)."""
+    return [s.cue for s in found if s.cue != REQUEST_SUFFIX and s.cue not in JUDGE_ONLY]
+
+
 REQUEST_SUFFIX_AGREE = 0.2
 """The model's probability from which :data:`REQUEST_SUFFIX` counts by default (other cues:
 ``agree``, 0.5 as shipped). The model gives GCG's prompts 0.2 to 0.5 as often as more: it

@@ -665,6 +665,22 @@ def test_a_plain_request_with_a_suffix_after_it_needs_less_of_the_model(text: st
     assert not make(alone=1.0, harm=1.0).assess(broken).attack
 
 
+@pytest.mark.parametrize("text", GCG_SHAPED[:2])
+def test_the_trainer_reads_a_prompt_as_the_check_does(text: str) -> None:
+    """The attack model's trainer gives it the features the check gives it: the
+    request-and-suffix cue only lowers the bar of the suffix cue it comes with and is no
+    feature, so a weight fitted on it would be one the check never adds. A model that weighs
+    it scores the prompt the same in both."""
+    from tools.train_attack import _args, featurise
+
+    assert REQUEST_SUFFIX in {s.cue for s in signals(text, fold(text))}
+    assert CUE + REQUEST_SUFFIX not in featurise(text)
+    model = AttackModel({CUE + REQUEST_SUFFIX: 4.0, CUE + "unlikely_tail": 1.0}, -3.0)
+    check = AttackAttempt(AttackParams(), CheckContext(), model=model)
+    assert check.assess(text).p == pytest.approx(model.score(*_args(text)))
+    assert model.score(*_args(text)) < 0.5  # the cue's weight is not added
+
+
 @pytest.mark.parametrize(
     "text",
     [
