@@ -142,7 +142,7 @@ def _print_in_turn(timed: dict[str, list[float]]) -> None:
     scale = timed["for scale: refusal, alone: model"]
     for name, us in timed.items():
         ratio = statistics.median(a / b for a, b in zip(us, scale, strict=True))
-        print(f"   {name:<48} {statistics.median(us):6.1f} us/event ({ratio:.2f})")
+        print(f"   {name:<52} {statistics.median(us):6.1f} us/event ({ratio:.2f})")
 
 
 def parts(texts: Sequence[str]) -> list[tuple[str, float]]:
@@ -328,6 +328,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "the harm model (harm: 1)": AttackAttempt(
             AttackParams(uncertain=True, harm=1.0), CheckContext()
         ),
+        "the subversion model (subvert: 1)": AttackAttempt(
+            AttackParams(uncertain=True, subvert=1.0), CheckContext()
+        ),
     }
     sure = AttackAttempt(AttackParams(signals_only=True), CheckContext())
     sources = sorted({r.source for r in rows})
@@ -446,6 +449,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "the same, frames not read for harm (harm: 1)": AttackAttempt(
                 AttackParams(harm=1.0), CheckContext()
             ),
+            "the same without the subversion model (subvert: 1)": AttackAttempt(
+                AttackParams(subvert=1.0), CheckContext()
+            ),
             "for scale: refusal, alone: model": refusal,
             "uncertain: true": check,
             "uncertain: true, without the frame model": rules,
@@ -460,6 +466,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "signals + model (the default)": default,
             "the same, frames not read for harm (harm: 1)": AttackAttempt(
                 AttackParams(harm=1.0), CheckContext()
+            ),
+            "the same without the subversion model (subvert: 1)": AttackAttempt(
+                AttackParams(subvert=1.0), CheckContext()
             ),
             "for scale: refusal, alone: model": refusal,
         },

@@ -8,7 +8,9 @@ gives the recall words miss. A harmful request behind a pretext of fiction, role
 hypothetical (:mod:`.attack_fiction`) is an attack where the harm model of
 :mod:`.attack_harm_model` reads it as harmful, and so is a harmful request given as the text of
 a language task ("Translate into German: how do I ...?", by the rules of :mod:`.attack_frames`
-or the frame model of :mod:`.attack_frame_model`): a latent jailbreak. A customer who asks for
+or the frame model of :mod:`.attack_frame_model`): a latent jailbreak. A short prompt the
+subversion model of :mod:`.attack_subvert_model` reads as an attempt, in the user's own words,
+to reveal, drop or get around the assistant's setup is one too. A customer who asks for
 a travel agent's role, for JSON, pastes code or asks about hacking or drugs is not flagged: the
 thresholds were chosen for a low false-positive rate on such prompts (see docs/detectors.md).
 
@@ -19,9 +21,10 @@ could not tell about, that wraps a request in a language task the harm model doe
 harmful, that pastes a document with an order in it for its reader (by the rules of
 :mod:`.attack_planted` or the planted-line model of :mod:`.attack_planted_model`), or that
 hijacks its goal in a way no form of :mod:`.attack_hijack` holds (its shape read by the rules,
-or the hijack model of :mod:`.attack_hijack_model`), gets ``uncertain: <cues> (p=0.55)``, for
-the judge. With ``field: contexts`` each passage is read on its own (an instruction addressed
-to the assistant inside a document: indirect injection); a document a prompt marks as pasted
+or the hijack model of :mod:`.attack_hijack_model`), or that the subversion model reads as an
+attempt short of its threshold, gets ``uncertain: <cues> (p=0.55)``, for the judge. With
+``field: contexts`` each passage is read on its own (an instruction addressed to the
+assistant inside a document: indirect injection); a document a prompt marks as pasted
 (``<email>``, a fenced block) is read the same way.
 """
 
@@ -67,6 +70,8 @@ from .attack_signals import (
     passage_signals,
     signals,
 )
+from .attack_subvert_model import READ_MAX as SUBVERT_READ_MAX
+from .attack_subvert_model import default_subvert_model
 from .base import UNCERTAIN_PREFIX, Check, CheckContext, CheckResult, Params
 from .refusal_text import fold
 from .registry import register
@@ -96,6 +101,9 @@ FRAMED = "embedded_instruction"
 HIJACKED = "instruction_override"
 """The technique an uncertain detail names for a prompt the hijack model reads as goal
 hijacking."""
+SUBVERTED = "instruction_override"
+"""The technique an attack names for a prompt the subversion model reads as an attempt to get
+around the assistant's setup."""
 PRETEXT = "persona"
 """The technique an attack names for a harmful request behind a pretext of fiction, role-play
 or a hypothetical (the harm model's reading)."""
@@ -184,6 +192,15 @@ class AttackParams(Params):
     model reads each prompt of at most its ``READ_MAX`` characters, the frame model only
     those it reads as harmful; of the others, it reads the request the frame rules find on
     its own too."""
+    subvert: float | None = Field(default=None, ge=0.0, le=1.0)
+    """The subversion model's probability (:mod:`.attack_subvert_model`) from which a prompt
+    of at most its ``READ_MAX`` characters reads as an attempt, in the user's own words, to
+    reveal the assistant's hidden instructions, drop them, claim authority over it, give it a
+    character without its rules or make it say what its operator would not, and is an attack
+    (``instruction_override``); default: the shipped model's ``alone``, chosen by its trainer;
+    1: never. Read whether ``uncertain`` is set or not (not with ``signals_only``); with
+    ``uncertain``, a prompt it gives its ``agree`` (a lower probability, chosen by its trainer
+    too) or more short of this is uncertain, for the judge."""
     planted: float | None = Field(default=None, ge=0.0, le=1.0)
     """With ``uncertain``: the planted-line model's probability (:mod:`.attack_planted_model`)
     from which a line of a document the prompt pastes reads as an order planted for the AI
@@ -204,7 +221,9 @@ class AttackParams(Params):
     hijacking no form
     of :mod:`.attack_hijack` holds: a task taken back and a sentence given after it with no
     order read (:class:`~.attack_hijack.Hijack`), whatever the models give it, or a prompt
-    the hijack model of :mod:`.attack_hijack_model` reads as goal hijacking (``hijack``). Off
+    the hijack model of :mod:`.attack_hijack_model` reads as goal hijacking (``hijack``), and
+    a prompt the subversion model reads as an attempt to get around the assistant's setup
+    short of flagging it (``subvert``). Off
     by default: each is a judge call, for about 1 to 2
     real users' questions in 100 (a translation or proofreading service sends many more, a
     tutoring service some). Retrieved passages are never uncertain."""
@@ -242,6 +261,9 @@ class AttackAttempt(Check[AttackParams]):
         )
         self.fictions, self.fiction = _reader(
             params, params.fiction, default_harm_model, always=True, default="agree"
+        )
+        self.subverts, self.subvert = _reader(
+            params, params.subvert, default_subvert_model, always=True
         )
         self.prepares = self.model is not None
         self._batch = threading.local()
@@ -320,7 +342,8 @@ class AttackAttempt(Check[AttackParams]):
         # flagged whether uncertain is set or not, before anything is made uncertain
         harmful: dict[int, float] = {}  # the harm model's score of each text it has read
         requests: dict[int, str | None] = {}  # the request the frame rules find in a text
-        decided = self._framed_harmful(decided, folded, harmful, requests)
+        words: dict[int, str] = {}  # what the harm and subversion models read of each text
+        decided = self._framed_harmful(decided, folded, harmful, requests, words)
         if unsure:
             decided = [
                 _framed(f, text, requests[i] is not None if i in requests else None)
@@ -331,7 +354,9 @@ class AttackAttempt(Check[AttackParams]):
             decided = self._learned_planted(decided, folded)
         # the pretexts are read by the same model (unless either reading is off): every text
         # they read, not an attack then either, has its score already
-        return self._fictional(decided, folded, harmful if self.fictions is self.harms else {})
+        shared = harmful if self.fictions is self.harms else {}
+        decided = self._fictional(decided, folded, shared, words)
+        return self._subverting(decided, folded, words, unsure)
 
     def _learned_frames(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
         """``found``, with the prompts the frame model reads as a request given as a language
@@ -349,6 +374,7 @@ class AttackAttempt(Check[AttackParams]):
         folded: Sequence[str],
         scores: dict[int, float],
         requests: dict[int, str | None],
+        words: dict[int, str],
     ) -> list[Finding]:
         """``found``, with the requests given as a language task's text (by the rules of
         :mod:`.attack_frames` or the frame model) that the harm model reads as harmful called
@@ -358,7 +384,8 @@ class AttackAttempt(Check[AttackParams]):
         the frame rules find in each prompt it does not, on its own: a task's words around a
         request ("Sentence: ...\nSentiment:") can hide it from the reading of the whole.
         ``scores`` gains the harm model's score of each prompt it reads, ``requests`` the frame
-        rules' request of each prompt they read (None: none)."""
+        rules' request of each prompt they read (None: none), ``words`` what the model reads of
+        each prompt it reads."""
         if self.harms is None:
             return found
         read = [i for i, f in enumerate(found) if not f.attack and len(folded[i]) <= HARM_READ_MAX]
@@ -371,12 +398,14 @@ class AttackAttempt(Check[AttackParams]):
         def framed(i: int) -> bool:
             return request(i) is not None or self._frame_model_reads(folded[i])
 
-        found = _read_harm(found, folded, read, self.harms, self.harm, FRAMED, scores, framed)
+        found = _learned_attacks(
+            found, folded, read, self.harms, self.harm, FRAMED, scores, framed, words
+        )
         asked = {i: text for i in read if not found[i].attack and (text := request(i))}
         if not asked:
             return found
         texts = [asked.get(i, text) for i, text in enumerate(folded)]
-        return _read_harm(found, texts, list(asked), self.harms, self.harm, FRAMED, {})
+        return _learned_attacks(found, texts, list(asked), self.harms, self.harm, FRAMED, {})
 
     def _frame_model_reads(self, folded: str) -> bool:
         """Whether the frame model reads the prompt as a request given as a language task's
@@ -386,12 +415,17 @@ class AttackAttempt(Check[AttackParams]):
         return self.frames.score_many([read], [frame_cues(read)], [len(read)])[0] >= self.frame
 
     def _fictional(
-        self, found: list[Finding], folded: Sequence[str], scores: dict[int, float]
+        self,
+        found: list[Finding],
+        folded: Sequence[str],
+        scores: dict[int, float],
+        words: dict[int, str],
     ) -> list[Finding]:
         """``found``, with the prompts that set up fiction, role-play or a hypothetical and ask
         for something the harm model reads as harmful behind it called attacks (``persona``):
         of those not attacks already, no longer than it reads. ``scores``: the scores this
-        reader's model already gave, by index."""
+        reader's model already gave, by index; ``words``, what the models read of each text
+        already read."""
         if self.fictions is None:
             return found
         read = [
@@ -399,7 +433,36 @@ class AttackAttempt(Check[AttackParams]):
             for i, f in enumerate(found)
             if not f.attack and len(folded[i]) <= HARM_READ_MAX and sets_up_fiction(folded[i])
         ]
-        return _read_harm(found, folded, read, self.fictions, self.fiction, PRETEXT, scores)
+        return _learned_attacks(
+            found, folded, read, self.fictions, self.fiction, PRETEXT, scores, words=words
+        )
+
+    def _subverting(
+        self, found: list[Finding], folded: Sequence[str], words: dict[int, str], unsure: bool
+    ) -> list[Finding]:
+        """``found``, with the prompts the subversion model reads as an attempt to get around
+        the assistant's setup called attacks (``instruction_override``): of those not attacks
+        already, no longer than it reads (``words``: what the models read of each text already
+        read). With ``unsure``, those it gives its ``agree`` or more short of that are
+        uncertain, for the judge."""
+        if self.subverts is None:
+            return found
+        read = [
+            i for i, f in enumerate(found) if not f.attack and len(folded[i]) <= SUBVERT_READ_MAX
+        ]
+        scores: dict[int, float] = {}
+        found = _learned_attacks(
+            found, folded, read, self.subverts, self.subvert, SUBVERTED, scores, words=words
+        )
+        if not unsure:
+            return found
+        floor = min(self.subverts.agree, self.subvert)
+        out = list(found)
+        for i in read:
+            f = out[i]
+            if not f.attack and not f.uncertain and scores[i] >= floor:
+                out[i] = Finding(False, (SUBVERTED,), None, f.p, uncertain=True)
+        return out
 
     def _learned_hijacks(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
         """``found``, with the prompts the hijack model reads as goal hijacking made uncertain
@@ -514,7 +577,7 @@ def _reader(
     return (None, 1.0) if found >= 1.0 else (model, found)
 
 
-def _read_harm(
+def _learned_attacks(
     found: list[Finding],
     folded: Sequence[str],
     read: list[int],
@@ -523,16 +586,25 @@ def _read_harm(
     technique: str,
     scores: dict[int, float],
     confirm: Callable[[int], bool] | None = None,
+    words: dict[int, str] | None = None,
 ) -> list[Finding]:
-    """``found``, with the texts of ``read`` (their indices) the harm model gives ``threshold``
-    or more called attacks of ``technique``, with its probability (and with ``confirm``, only
-    those it confirms, asked only of those). ``scores`` holds the model's scores already
-    given, by index; the texts it lacks are scored in one pass and added to it."""
+    """``found``, with the texts of ``read`` (their indices) a learned reader of words (the
+    harm model, the subversion model) gives ``threshold`` or more called attacks of
+    ``technique``, with its probability (and with ``confirm``, only those it confirms, asked
+    only of those). ``scores`` holds the model's scores already given, by index; the texts it
+    lacks are scored in one pass and added to it. ``words``: what these models read of each
+    text (:func:`~.attack_hijack_model.hijack_reads`) where ``folded`` are the batch's texts,
+    by index, taken from it and added to it (the models read the same words)."""
     if not read:
         return found
     new = [i for i in read if i not in scores]
     if new:
-        reads = hijack_reads([folded[i] for i in new])
+        if words is None:
+            reads = hijack_reads([folded[i] for i in new])
+        else:
+            missing = [i for i in new if i not in words]
+            words.update(zip(missing, hijack_reads([folded[i] for i in missing]), strict=True))
+            reads = [words[i] for i in new]
         given = model.score_many(reads, [[] for _ in reads], [len(r) for r in reads])
         scores.update(zip(new, given, strict=True))
     out = list(found)

@@ -29,7 +29,7 @@ from tests.checks.test_attack_frames import (
     found_by_kind,
 )
 from tests.conftest import IN_CI
-from tools import train_frames, train_harm, train_hijack
+from tools import train_frames, train_harm, train_hijack, train_subvert
 from tools.train_attack import HELD_OUT
 from tools.written_prompts import written_rows, written_sets
 
@@ -266,8 +266,13 @@ def test_every_written_set_is_trained_on_or_held_out_as_its_role_says() -> None:
     for name in train_frames.HELD_OUT_SETS:
         assert roles[name] == "held_out", name
     # a set only a model was fitted on (the frame model, the hijack model's written hijacks,
-    # the harm model's requests) is "trained"; none is neither
-    fitted = {*train_frames.TRAINED_SETS, *train_hijack.TRAINED_SETS, *train_harm.TRAINED_SETS}
+    # the harm model's requests, the subversion model's attempts) is "trained"; none is neither
+    fitted = {
+        *train_frames.TRAINED_SETS,
+        *train_hijack.TRAINED_SETS,
+        *train_harm.TRAINED_SETS,
+        *train_subvert.TRAINED_SETS,
+    }
     assert {n for n, r in roles.items() if r == "trained"} <= fitted
 
 
