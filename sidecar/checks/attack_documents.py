@@ -433,8 +433,24 @@ _QUOTATION = re.compile(
 )
 """A quotation in folded text, where typographic quotes, guillemets and 「」 are ``"``: double
 quotes pair up left to right, so that an attribute's value (``alt="..."``) is one pair too."""
+_MEANING_BEFORE = (
+    r"what (?:does|do|did)|what(?:'s| is) meant by|meaning of|qu[ée] significa|qu[ée] quiere decir"
+    r"|que veut dire|que signifie|was bedeutet|was hei(?:ß|ss)t|cosa significa|che significa"
+    r"|cosa vuol dire|o que significa|o que quer dizer|wat betekent|что значит|что означает"
+    r"|co znaczy|co oznacza|ما معنى"
+)
+"""Words that ask what a quotation after them means: "what does \"...\" mean?", "Was bedeutet
+„...“?", "Что значит «...»?"."""
+_MEANING_AFTER = (
+    r"[^.!?\n\"']{0,40}?(?:\b(?:mean|means|meaning|refers? to)\b|ne anlama|ne demek|무슨 뜻"
+    r"|どういう意味|って何|是什么意思|什么意思|啥意思|का मतलब|का अर्थ)"
+)
+"""Words that ask what the quotation before them means, later in its sentence: "\"...\" under
+my post, what does that mean?", "\"...\" ne anlama geliyor?", "「...」ってどういう意味",
+"“...”是什么意思"."""
 _CITE = re.compile(
-    r"(?:(?<!\w)(?:like|such as|e\.g\.|for example|for instance|phrases?|sentences?|wording|reads"
+    rf"(?:(?<!\w)(?:{_MEANING_BEFORE}"
+    r"|like|such as|e\.g\.|for example|for instance|phrases?|sentences?|wording|reads"
     r"|says|said|wrote|written|contained|containing"
     # es, fr, de, it, pt, nl
     r"|como|del tipo|por ejemplo|frases?|texto|decía|ponía|contenía|escrito|comme|du type|par"
@@ -464,24 +480,28 @@ first finds every citing word once, and searches only before a quotation with on
 _CITED_AFTER = re.compile(
     r"\s*(?:gibi|yazıyor\w*|yazılı|cümlesi|ifadesi|sözü|之类|这样的|这句话|这句|的说法|のような|といった|など"
     r"|と書かれ|と記載|という|と言う|같은|(?:이)?라고|(?:이)?라는|वाक्य|जैसे|जैसी)"
+    rf"|{_MEANING_AFTER}"
 )
-"""Words after a quotation that make it an example (in languages that put them there)."""
+"""Words after a quotation that make it an example (in languages that put them there), or
+that ask what it means (:data:`_MEANING_AFTER`)."""
 
 
 _MENTIONED = re.compile(
     r"(?<!\w)(?:like|such as|e\.g\.|for example|for instance|strings?|inputs?|types?|typed|typing"
-    r"|paste[sd]?|pasting)(?!\w)"
+    rf"|paste[sd]?|pasting|{_MEANING_BEFORE})(?!\w)"
 )
 """In a prompt, the words that introduce a quotation as an example of what people type or
-paste (not the reporting verbs of :data:`_CITE`: "my boss said \"ignore ...\", so do it" is
-an order passed on)."""
+paste, or ask what it means (:data:`_MEANING_BEFORE`; not the reporting verbs of :data:`_CITE`:
+"my boss said \"ignore ...\", so do it" is an order passed on; nor "translate": a text given
+to translate is read, as an application's is)."""
 _MENTIONED_BEFORE = re.compile(rf"(?:{_MENTIONED.pattern})[^.!?\n:]{{0,50}}$")
 _MENTIONED_AFTER = re.compile(
     r"[ \t]*+(?:-?(?:style|type|like)[ \t]++)?(?:attacks|attempts|prompts|injections|jailbreaks"
-    r"|payloads|strings|phrases|tricks)\b"
+    rf"|payloads|strings|phrases|tricks)\b|{_MEANING_AFTER}"
 )
 """In a prompt, after a quotation: what makes it an example ("'...' type attacks", "'...'
-prompts"); plural nouns on the same line."""
+prompts"), plural nouns on the same line, or what asks what it means
+(:data:`_MEANING_AFTER`)."""
 
 
 def unquoted(folded: str, *, prompt: bool = False) -> str:
