@@ -299,6 +299,34 @@ def fit_tail(rows: Sequence[Row]) -> TailModel:
     return model
 
 
+def written_reader_rows(
+    data: Path,
+    sets: Sequence[str],
+    benign_sets: Sequence[str],
+    held_out_sets: Sequence[str],
+    read: Callable[[str], str | None],
+) -> list[Row]:
+    """A learned reader's training rows: the rows of the written ``sets`` (``attack``: the
+    shape it reads), the benign rows of ``benign_sets`` (their attacks are other techniques':
+    neither side) and the benign prompts of the training sources in ``data``, each one ``read``
+    reads (not None). ValueError where a set is one of ``held_out_sets``."""
+    from tools.written_prompts import written_rows
+
+    held = (set(sets) | set(benign_sets)) & set(held_out_sets)
+    if held:
+        raise ValueError(f"held-out written sets are never trained on: {sorted(held)}")
+    rows = [Row(s, r["prompt"], bool(r["attack"])) for s in sets for r in written_rows(s)]
+    rows += [
+        Row(s, r["prompt"], False) for s in benign_sets for r in written_rows(s) if not r["attack"]
+    ]
+    rows += [
+        Row(r.source, r.prompt, False)
+        for r in load(data)
+        if r.source not in HELD_OUT and not r.attack
+    ]
+    return [r for r in rows if read(r.prompt) is not None]
+
+
 def source_counts(
     rows: Sequence[Row], names: tuple[str, str] = ("attack", "benign")
 ) -> Counter[tuple[str, bool]]:

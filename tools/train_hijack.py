@@ -39,13 +39,11 @@ from sidecar.checks.attack_hijack_model import (  # noqa: E402
 from sidecar.checks.attack_model import AttackModel, features  # noqa: E402
 from sidecar.checks.refusal_text import fold  # noqa: E402
 from tools.train_attack import (  # noqa: E402
-    HELD_OUT,
     Row,
     fit_linear,
-    load,
     reader_main,
+    written_reader_rows,
 )
-from tools.written_prompts import written_rows  # noqa: E402
 
 DEFAULT_OUT = ROOT / "sidecar" / "data" / HIJACK_MODEL_FILE
 TRAINED_SETS = ("hijack_a", "hijack_c", "hijack_f", "hijack_g", "hijack_h", "hijack_i")
@@ -90,20 +88,7 @@ def fit(rows: Sequence[Row], **kwargs: float) -> AttackModel:
 def training_rows(data: Path, sets: Sequence[str] = TRAINED_SETS) -> list[Row]:
     """The written hijack sets' rows, the benign rows of :data:`BENIGN_SETS` and the training
     sources' benign prompts, each one the model reads."""
-    held = (set(sets) | set(BENIGN_SETS)) & set(HELD_OUT_SETS)
-    if held:
-        raise ValueError(f"held-out written sets are never trained on: {sorted(held)}")
-    rows = [Row(s, r["prompt"], bool(r["attack"])) for s in sets for r in written_rows(s)]
-    # the other sets' and the sources' attacks are other techniques': neither side
-    rows += [
-        Row(s, r["prompt"], False) for s in BENIGN_SETS for r in written_rows(s) if not r["attack"]
-    ]
-    rows += [
-        Row(r.source, r.prompt, False)
-        for r in load(data)
-        if r.source not in HELD_OUT and not r.attack
-    ]
-    return [r for r in rows if read(r.prompt) is not None]
+    return written_reader_rows(data, sets, BENIGN_SETS, HELD_OUT_SETS, read)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
