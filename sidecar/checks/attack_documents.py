@@ -442,12 +442,12 @@ _MEANING_BEFORE = (
 """Words that ask what a quotation after them means: "what does \"...\" mean?", "Was bedeutet
 „...“?", "Что значит «...»?"."""
 _MEANING_AFTER = (
-    r"[^.!?\n\"']{0,40}?(?:\b(?:mean|means|meaning|refers? to)\b|ne anlama|ne demek|무슨 뜻"
-    r"|どういう意味|って何|是什么意思|什么意思|啥意思|का मतलब|का अर्थ)"
+    r"[^.!?\n\"']{0,40}?(?:\b(?:mean|means|refers? to)\b[^.!?\n]{0,15}\?|ne anlama|ne demek"
+    r"|무슨 뜻|どういう意味|って何|是什么意思|什么意思|啥意思|का मतलब|का अर्थ)"
 )
 """Words that ask what the quotation before them means, later in its sentence: "\"...\" under
 my post, what does that mean?", "\"...\" ne anlama geliyor?", "「...」ってどういう意味",
-"“...”是什么意思"."""
+"“...”是什么意思"; in English a question ("\"...\" - i mean it" is no question of meaning)."""
 _CITE = re.compile(
     rf"(?:(?<!\w)(?:{_MEANING_BEFORE}"
     r"|like|such as|e\.g\.|for example|for instance|phrases?|sentences?|wording|reads"
