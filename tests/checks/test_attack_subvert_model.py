@@ -170,7 +170,10 @@ def test_the_trainer_reads_no_attack_of_another_technique_as_benign() -> None:
     assert all(len(fold(r.prompt)) <= READ_MAX for r in rows)
 
 
-def test_the_trainer_writes_a_model_with_both_thresholds(tmp_path: Path) -> None:
+def test_the_trainer_writes_a_model_with_both_thresholds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(train_subvert, "BENIGN_SETS", ("nearmiss_a",))  # a small fit
     data = tmp_path / "data"
     data.mkdir()
     benign = [
@@ -188,6 +191,7 @@ def test_the_trainer_writes_a_model_with_both_thresholds(tmp_path: Path) -> None
     model = AttackModel.load(out)
     assert model.meta["trained_on"]["organic_a"]["attempt"] == 180
     assert model.meta["trained_on"]["t0_tasks"]["other"] == 30
+    assert set(model.meta["trained_on"]) == {"organic_a", "nearmiss_a", "t0_tasks"}
     assert model.meta["fpr_budget"] == train_subvert.FPR_BUDGET
     assert model.meta["agree_fpr_budget"] == train_subvert.UNCERTAIN_BUDGET
     assert 0.5 <= model.agree <= model.alone <= 1.0 and model.weights
