@@ -299,6 +299,29 @@ def fit_tail(rows: Sequence[Row]) -> TailModel:
     return model
 
 
+def read_args(read: Callable[[str], str | None]) -> Callable[[str], tuple[str, list[str], int]]:
+    """A reader of words' arguments to :meth:`AttackModel.score` for a prompt, as the check
+    scores it: what ``read`` reads of it (nothing where it reads none), and no cues."""
+
+    def args(text: str) -> tuple[str, list[str], int]:
+        found = read(text) or ""
+        return found, [], len(found)
+
+    return args
+
+
+def read_fitter(read: Callable[[str], str | None], c: float) -> Callable[..., AttackModel]:
+    """:func:`fit_linear` of rows on the features of what ``read`` reads of each prompt
+    (:func:`read_args`), ``c`` its inverse regularisation."""
+    args = read_args(read)
+
+    def fit(rows: Sequence[Row], **kwargs: float) -> AttackModel:
+        found = [features(*args(r.prompt)) for r in rows]
+        return fit_linear(found, [r.attack for r in rows], c, **kwargs)
+
+    return fit
+
+
 def written_reader_rows(
     data: Path,
     sets: Sequence[str],

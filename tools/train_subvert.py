@@ -37,12 +37,12 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from sidecar.checks.attack_hijack_model import hijack_read  # noqa: E402
-from sidecar.checks.attack_model import AttackModel, features  # noqa: E402
 from sidecar.checks.attack_subvert_model import READ_MAX, SUBVERT_MODEL_FILE  # noqa: E402
 from sidecar.checks.refusal_text import fold  # noqa: E402
 from tools.train_attack import (  # noqa: E402
     Row,
-    fit_linear,
+    read_args,
+    read_fitter,
     reader_main,
     written_reader_rows,
 )
@@ -80,15 +80,8 @@ def read(text: str) -> str | None:
     return None if len(folded) > READ_MAX else hijack_read(folded)
 
 
-def _args(text: str) -> tuple[str, list[str], int]:
-    found = read(text) or ""
-    return found, [], len(found)  # as the check scores it
-
-
-def fit(rows: Sequence[Row], **kwargs: float) -> AttackModel:
-    return fit_linear(
-        [features(*_args(r.prompt)) for r in rows], [r.attack for r in rows], C, **kwargs
-    )
+_args = read_args(read)
+fit = read_fitter(read, C)
 
 
 def training_rows(data: Path, sets: Sequence[str] = TRAINED_SETS) -> list[Row]:
