@@ -59,6 +59,7 @@ from .attack_model import (
 from .attack_planted import planted_task
 from .attack_planted_model import default_planted_model, document_lines
 from .attack_signals import (
+    HIJACK_SHAPE,
     JUDGE_ONLY,
     REQUEST_SUFFIX,
     REQUEST_SUFFIX_AGREE,
@@ -173,10 +174,13 @@ class AttackParams(Params):
     the shipped model's, chosen by its trainer; 1: the rules alone (as with ``signals_only``,
     which reads no model)."""
     hijack: float | None = Field(default=None, ge=0.0, le=1.0)
-    """With ``uncertain``: the hijack model's probability (:mod:`.attack_hijack_model`) from
-    which a prompt that gives a sentence reads as goal hijacking the forms of
-    :mod:`.attack_hijack` do not hold; default: the shipped model's, chosen by its trainer; 1:
-    not read (as with ``signals_only``, which reads no model)."""
+    """The hijack model's probability (:mod:`.attack_hijack_model`) from which it reads a
+    prompt that gives a sentence as goal hijacking; default: the shipped model's, chosen by its
+    trainer; 1: not read (as with ``signals_only``, which reads no model). Read whether
+    ``uncertain`` is set or not: where the rules read the shape of goal hijacking (a task taken
+    back and a sentence given after it, with no order read: :class:`~.attack_hijack.Hijack`),
+    the model confirms it, and the prompt is an attack (``instruction_override``); with
+    ``uncertain``, a prompt it so reads that no rule reads is uncertain, for the judge."""
     fiction: float | None = Field(default=None, ge=0.0, le=1.0)
     """The harm model's probability (:mod:`.attack_harm_model`) from which a prompt that sets
     up fiction, role-play or a hypothetical (:mod:`.attack_fiction`) asks for something harmful
@@ -250,7 +254,11 @@ class AttackAttempt(Check[AttackParams]):
         self.alone_long = math.inf if params.alone_long >= 1.0 else params.alone_long
         self.agree = params.agree if params.agree is not None else self._default("agree")
         # the learned readers of uncertain prompts, each with its threshold (None: not read)
-        self.hijacks, self.hijack = _reader(params, params.hijack, default_hijack_model)
+        # the hijack model confirms the rules' shape of goal hijacking whether uncertain is set
+        # or not; with it, it also reads for the judge the prompts no rule reads so
+        self.hijacks, self.hijack = _reader(
+            params, params.hijack, default_hijack_model, always=True
+        )
         self.planteds, self.planted = _reader(params, params.planted, default_planted_model)
         # read whether uncertain is set or not: a framed request the harm model reads as
         # harmful, and a harmful request behind a pretext of fiction, are attacks
@@ -342,7 +350,8 @@ class AttackAttempt(Check[AttackParams]):
         # flagged whether uncertain is set or not, before anything is made uncertain
         harmful: dict[int, float] = {}  # the harm model's score of each text it has read
         requests: dict[int, str | None] = {}  # the request the frame rules find in a text
-        words: dict[int, str] = {}  # what the harm and subversion models read of each text
+        words: dict[int, str] = {}  # what the harm, hijack and subversion models read of each
+        decided = self._confirmed_hijacks(decided, found, folded, words)
         decided = self._framed_harmful(decided, folded, harmful, requests, words)
         if unsure:
             decided = [
@@ -463,6 +472,32 @@ class AttackAttempt(Check[AttackParams]):
             if not f.attack and not f.uncertain and scores[i] >= floor:
                 out[i] = Finding(False, (SUBVERTED,), None, f.p, uncertain=True)
         return out
+
+    def _confirmed_hijacks(
+        self,
+        found: list[Finding],
+        cues: Sequence[list[Signal]],
+        folded: Sequence[str],
+        words: dict[int, str],
+    ) -> list[Finding]:
+        """``found``, with the prompts whose goal hijacking the rules read in shape only (their
+        ``cues`` hold :data:`~.attack_signals.HIJACK_SHAPE`) called attacks where the hijack
+        model reads them as goal hijacking too (``instruction_override``): the rules read a
+        task taken back and a sentence given after it, the model whether the sentence is one
+        imposed on the answer. Few prompts have the shape, so the model reads few (``words``:
+        what the models read of each text, shared with the harm and subversion models)."""
+        if self.hijacks is None:
+            return found
+        read = [
+            i
+            for i, (f, s) in enumerate(zip(found, cues, strict=True))
+            if not f.attack
+            and len(folded[i]) <= HIJACK_READ_MAX
+            and any(signal.cue == HIJACK_SHAPE for signal in s)
+        ]
+        return _learned_attacks(
+            found, folded, read, self.hijacks, self.hijack, HIJACKED, {}, words=words
+        )
 
     def _learned_hijacks(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
         """``found``, with the prompts the hijack model reads as goal hijacking made uncertain

@@ -1,4 +1,4 @@
-"""The learned reader of goal hijacking, for the judge.
+"""The learned reader of goal hijacking: the rules' shape of it confirmed, the rest for the judge.
 
 :mod:`.attack_hijack` reads goal hijacking by its forms: a taking back, an order, a sentence.
 Writers it was never tuned on word the taking back and the order their own way ("the only
@@ -11,10 +11,13 @@ Korean, which are written without spaces, pairs of characters instead of words
 same file format, the same scorers); ``alone`` is the probability from which a prompt reads as
 goal hijacking.
 
-It never flags a prompt: users who take back a question and quote something, who dictate a
-message or drill a language, give sentences in the same words. Where it reads hijacking,
-:class:`~.attack.AttackAttempt` with ``uncertain: true`` hands the prompt to the judge
-(``uncertain: instruction_override``). ``tools/train_hijack.py`` fits it on the project's
+Alone it never flags a prompt: users who take back a question and quote something, who
+dictate a message or drill a language, give sentences in the same words. Where the rules of
+:mod:`.attack_hijack` read a task taken back and a sentence given after it with no order they
+hold (:class:`~.attack_hijack.Hijack` not ``ordered``), :class:`~.attack.AttackAttempt` flags
+the prompt if the model reads it as hijacking too (``instruction_override``), ``uncertain``
+set or not; where only one of them reads it, with ``uncertain: true``, it hands the prompt to
+the judge (``uncertain: instruction_override``). ``tools/train_hijack.py`` fits it on the project's
 written hijacks and near misses and the benign prompt sources of ``DATA.md``, and writes
 ``sidecar/data/hijack_model.json.gz``.
 """

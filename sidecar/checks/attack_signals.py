@@ -1977,10 +1977,11 @@ REQUEST_SUFFIX = "request_then_suffix"
 which the model need confirm only from ``suffix_agree`` (:data:`REQUEST_SUFFIX_AGREE`)."""
 HIJACK_SHAPE = "hijack_shape"
 """The cue of a task taken back and a sentence given after it with no order read
-(:class:`.attack_hijack.Hijack` not ``ordered``): the check never confirms it, and with
-``uncertain`` makes the prompt uncertain whatever the model gives it."""
+(:class:`.attack_hijack.Hijack` not ``ordered``): the attack model never confirms it, the
+hijack model does (``hijack``); with ``uncertain``, a prompt neither confirms is uncertain
+whatever the attack model gives it."""
 JUDGE_ONLY = frozenset({HIJACK_SHAPE})
-"""Cues the model neither reads as features nor confirms: only the judge reads them."""
+"""Cues the attack model neither reads as features nor confirms."""
 
 
 def model_cues(found: Iterable[Signal]) -> list[str]:

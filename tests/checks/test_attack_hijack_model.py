@@ -1,6 +1,7 @@
 """Tests of the learned reader of goal hijacking (``sidecar.checks.attack_hijack_model``), its
-trainer (``tools/train_hijack.py``) and how ``attack_attempt`` uses it with ``uncertain:
-true``: it never flags, it hands the judge what it reads as hijacking."""
+trainer (``tools/train_hijack.py``) and how ``attack_attempt`` uses it: it confirms the rules'
+shape of goal hijacking, and with ``uncertain: true`` hands the judge what it reads as
+hijacking where no rule reads it; alone, it never flags."""
 
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ def test_a_sentence_given_is_read_as_the_forms_read_one(text: str, gives: bool) 
     assert gives_a_sentence(fold(text)) is gives
 
 
-def test_it_makes_uncertain_from_its_threshold_and_never_flags() -> None:
+def test_alone_it_makes_uncertain_from_its_threshold_and_never_flags() -> None:
     p = default_hijack_model().score(hijack_read(fold(GERMAN)), [], len(GERMAN))
     assert 0.5 < p < 0.99
     below = AttackAttempt(AttackParams(uncertain=True, hijack=p - 0.01), CheckContext())
@@ -63,11 +64,13 @@ def test_it_makes_uncertain_from_its_threshold_and_never_flags() -> None:
     assert not found.attack and found.uncertain
     assert found.techniques == ("instruction_override",)
     assert not above.assess(GERMAN).uncertain
-    # off, or not asked for: the model is not even loaded
+    # without uncertain the model is loaded (it confirms the rules' shape), but what it reads
+    # alone is neither flagged nor uncertain; off, it is not even loaded
+    plain = AttackAttempt(AttackParams(hijack=p - 0.01), CheckContext())
+    assert plain.hijacks is default_hijack_model()
+    assert plain.assess(GERMAN) == (False, (), None, plain.assess(GERMAN).p, False)
     off = AttackAttempt(AttackParams(uncertain=True, hijack=1.0), CheckContext())
-    plain = AttackAttempt(AttackParams(), CheckContext())
-    assert off.hijacks is None and plain.hijacks is None
-    assert not off.assess(GERMAN).uncertain and not plain.assess(GERMAN).uncertain
+    assert off.hijacks is None and not off.assess(GERMAN).uncertain
 
 
 def test_a_long_prompt_is_not_read() -> None:
