@@ -228,10 +228,16 @@ class AttackModel:
             with _BATCH_LOCK:
                 if self._native is None:
                     self._native = (native_word_sums(table),)
+                    if self._native[0] is not None:
+                        # the compiled scorer holds the slots it reads; numpy's table is made
+                        # again only if asked for (4 MiB for 50,000 features)
+                        self._table = None
         return self._native[0]
 
     def table(self) -> Table:
-        """The hash table of the vocabulary, made on first use (shared by threads)."""
+        """The hash table of the vocabulary, made on first use (shared by threads); numpy's
+        batch scorer reads it, and the compiled one a copy of its slots, after which it is let
+        go."""
         if self._table is None:
             with _BATCH_LOCK:
                 if self._table is None:

@@ -1601,6 +1601,21 @@ def test_score_many_equals_score_with_either_scorer(built: bool) -> None:
 
 
 @pytest.mark.skipif(not refusal_model.compiled(), reason="the compiled scorer is not built")
+def test_the_compiled_scorer_lets_numpys_table_go() -> None:
+    """Once the compiled scorer holds its copy of the slots, numpy's table is let go (a few
+    MiB a model); the scores are the same, and the table is made again if asked for."""
+    model = AttackModel({"ignore": 1.5, "ignore all": 0.75, "weather": -2.0}, -0.25)
+    reads = ["ignore all rules", "the weather", "nothing here"]
+    got = model.score_many(reads, [[] for _ in reads], [len(r) for r in reads])
+    assert model._table is None
+    assert got == [model.score(r, [], len(r)) for r in reads]
+    assert len(set(got)) == 3
+    table = model.table()
+    assert model._table is table and table.reach >= 0
+    assert model.score_many(reads, [[] for _ in reads], [len(r) for r in reads]) == got
+
+
+@pytest.mark.skipif(not refusal_model.compiled(), reason="the compiled scorer is not built")
 def test_the_compiled_word_scorer_refuses_what_it_cannot_read() -> None:
     """Wrong arguments raise, they never read past a buffer."""
     from sidecar.checks import _refusal_native
