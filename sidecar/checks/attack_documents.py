@@ -429,10 +429,13 @@ def every_form() -> dict[str, re.Pattern[str]]:
 
 
 _QUOTATION = re.compile(
-    r"\"[^\"\n]{0,2000}\"|(?<![=\w])'[^'\n]{4,400}?'(?!\w)|『[^』\n]{1,400}』|‹[^›\n]{1,400}›"
+    r"\"[^\"\n]{0,2000}\"|(?<![=\w])'[^'\n]{4,400}?'(?![^\W\uac00-\ud7a3])|『[^』\n]{1,400}』"
+    r"|‹[^›\n]{1,400}›"
 )
 """A quotation in folded text, where typographic quotes, guillemets and 「」 are ``"``: double
-quotes pair up left to right, so that an attribute's value (``alt="..."``) is one pair too."""
+quotes pair up left to right, so that an attribute's value (``alt="..."``) is one pair too. A
+single quote followed by a letter is an apostrophe ("it's"), not the end of a quotation, but
+for a Korean syllable: Korean writes its particles on the quotation ("'...'는 무슨 뜻이야?")."""
 _MEANING_BEFORE = (
     r"what (?:does|do|did)|what(?:'s| is) meant by|meaning of|qu[ée] significa|qu[ée] quiere decir"
     r"|que veut dire|que signifie|was bedeutet|was hei(?:ß|ss)t|cosa significa|che significa"
