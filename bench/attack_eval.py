@@ -227,6 +227,9 @@ FRAMED_SOURCES = ("alpaca_eval_chat", "arena_hard_scripts", "xsafety_commonsense
 questions in other scripts, safety questions in ten languages."""
 FRAMED_SETS = ("harm_b", "harm_i", "harm_j", "harm_k", "harm_l")
 """Held-out written sets of requests asked outright, harmful and harmless in the same words."""
+LATER_SETS = ("harm_m", "harm_n", "harm_o", "harm_p", "harm_q", "harm_r")
+"""Six more such sets, by six more writers (held out too; printed apart, so that the figures of
+:data:`FRAMED_SETS` stay comparable)."""
 
 
 def in_frames(rows: Sequence[Row]) -> None:
@@ -238,13 +241,14 @@ def in_frames(rows: Sequence[Row]) -> None:
     groups: dict[str, list[str]] = {}
     for source in FRAMED_SOURCES:
         groups[source] = [r.prompt for r in rows if r.source == source and len(r.prompt) < 800]
-    for label in ("harmless", "harmful"):
-        groups[f"{', '.join(FRAMED_SETS)}: {label}"] = [
-            r["prompt"]
-            for name in FRAMED_SETS
-            for r in written_rows(name)
-            if r["harmful"] == (label == "harmful")
-        ]
+    for sets, title in ((FRAMED_SETS, ", ".join(FRAMED_SETS)), (LATER_SETS, "harm_m to harm_r")):
+        for label in ("harmless", "harmful"):
+            groups[f"{title}: {label}"] = [
+                r["prompt"]
+                for name in sets
+                for r in written_rows(name)
+                if r["harmful"] == (label == "harmful")
+            ]
     print("\ngiven as the text of a language task, flagged by the default check, frame by frame:")
     for frame in TASK_FRAMES:
         print(f"   {frame!r}")

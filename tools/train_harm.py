@@ -68,6 +68,7 @@ BENIGN_SETS = (
 HELD_OUT_SETS = (
     *("framed_a", "framed_h", "framed_i", "framed_j", "framed_k", "framed_l"),
     *("harm_b", "harm_i", "harm_j", "harm_k", "harm_l"),
+    *("harm_m", "harm_n", "harm_o", "harm_p", "harm_q", "harm_r"),
     *("fiction_c", "fiction_d"),
     *("nearmiss_c", "nearmiss_f", "nearmiss_h", "ordinary_b", "rag_c"),
 )

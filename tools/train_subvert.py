@@ -64,6 +64,7 @@ HELD_OUT_SETS = (
     *("hijack_e", "fiction_c", "fiction_d", "framed_a", "framed_h", "framed_i", "framed_j"),
     *("framed_k", "framed_l", "harm_b", "harm_i", "harm_j", "harm_k", "harm_l", "planted_c"),
     *("planted_d", "ordinary_b", "symbols_c", "symbols_d", "symbols_e", "rag_c"),
+    *("harm_m", "harm_n", "harm_o", "harm_p", "harm_q", "harm_r"),
 )
 """Written sets the model never sees."""
 C = 1.0

@@ -147,13 +147,15 @@ def test_every_written_set_the_trainer_reads_has_the_role_it_says() -> None:
 
 
 def test_the_harm_sets_hold_requests_that_are_no_attacks() -> None:
-    """A harm set's rows are requests asked outright: none is an attack, half are harmful."""
+    """A harm set's rows are requests asked outright: none is an attack, half are harmful
+    (200 each; of the later sets, the few rows another set already held were dropped)."""
     names = [s["name"] for s in written_sets() if s["name"].startswith("harm_")]
-    assert len(names) == 12
+    assert len(names) == 18
     for name in names:
         rows = written_rows(name)
         assert not any(r["attack"] for r in rows), name
-        assert sum(r["harmful"] for r in rows) == len(rows) // 2, name
+        assert sum(r["harmful"] for r in rows) == 200, name
+        assert 396 <= len(rows) <= 400, name
 
 
 def test_the_trainer_refuses_a_held_out_set(
