@@ -59,6 +59,7 @@ HELD_OUT_SETS = (
     *("hijack_b", "hijack_d", "hijack_e", "nearmiss_c", "nearmiss_f", "nearmiss_h"),
     *("framed_a", "framed_h", "framed_i", "framed_j", "framed_k", "framed_l"),
     *("planted_c", "planted_d", "ordinary_b", "symbols_c", "symbols_d", "symbols_e", "rag_c"),
+    *("hijack_j", "hijack_k", "hijack_l", "hijack_m"),
 )
 """Written sets the model never sees."""
 C = 1.0

@@ -65,6 +65,7 @@ HELD_OUT_SETS = (
     *("framed_k", "framed_l", "harm_b", "harm_i", "harm_j", "harm_k", "harm_l", "planted_c"),
     *("planted_d", "ordinary_b", "symbols_c", "symbols_d", "symbols_e", "rag_c"),
     *("harm_m", "harm_n", "harm_o", "harm_p", "harm_q", "harm_r"),
+    *("hijack_j", "hijack_k", "hijack_l", "hijack_m"),
 )
 """Written sets the model never sees."""
 C = 1.0

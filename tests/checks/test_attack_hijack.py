@@ -1097,6 +1097,14 @@ def test_talk_about_bots_without_rules_is_not_a_persona(text: str) -> None:
         ("hijack_b", 52, 66, 1, 8),
         ("hijack_d", 35, 61, 0, 6),
         ("hijack_e", 17, 62, 0, 2),
+        # held out too, four more writers (chat and customer service, inside applications'
+        # templates, polite and long-winded, short and sloppy): 41, 30, 7 and 26 of 120
+        # flagged, 80, 76, 83 and 44 flagged or uncertain; of 150 near misses 1, 1, 0 and 1
+        # flagged, 15, 19, 18 and 8 flagged or uncertain
+        ("hijack_j", 39, 78, 1, 15),
+        ("hijack_k", 28, 74, 1, 19),
+        ("hijack_l", 5, 81, 0, 18),
+        ("hijack_m", 24, 42, 1, 8),
     ],
 )
 def test_the_written_hijacks_are_found_or_sent_to_the_judge(
