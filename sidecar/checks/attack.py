@@ -253,9 +253,10 @@ class AttackAttempt(Check[AttackParams]):
         self.alone = math.inf if alone >= 1.0 else alone
         self.alone_long = math.inf if params.alone_long >= 1.0 else params.alone_long
         self.agree = params.agree if params.agree is not None else self._default("agree")
-        # the learned readers of uncertain prompts, each with its threshold (None: not read)
-        # the hijack model confirms the rules' shape of goal hijacking whether uncertain is set
-        # or not; with it, it also reads for the judge the prompts no rule reads so
+        # the learned readers, each with its threshold (None: not read). The hijack model
+        # confirms the rules' shape of goal hijacking whether uncertain is set or not, and with
+        # it reads for the judge the prompts no rule reads so; the planted-line model reads
+        # for the judge only
         self.hijacks, self.hijack = _reader(
             params, params.hijack, default_hijack_model, always=True
         )
@@ -350,7 +351,7 @@ class AttackAttempt(Check[AttackParams]):
         # flagged whether uncertain is set or not, before anything is made uncertain
         harmful: dict[int, float] = {}  # the harm model's score of each text it has read
         requests: dict[int, str | None] = {}  # the request the frame rules find in a text
-        words: dict[int, str] = {}  # what the harm, hijack and subversion models read of each
+        words: dict[int, str] = {}  # what the harm, hijack and subversion models read of a text
         decided = self._confirmed_hijacks(decided, found, folded, words)
         decided = self._framed_harmful(decided, folded, harmful, requests, words)
         if unsure:

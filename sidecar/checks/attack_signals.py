@@ -1978,8 +1978,8 @@ which the model need confirm only from ``suffix_agree`` (:data:`REQUEST_SUFFIX_A
 HIJACK_SHAPE = "hijack_shape"
 """The cue of a task taken back and a sentence given after it with no order read
 (:class:`.attack_hijack.Hijack` not ``ordered``): the attack model never confirms it, the
-hijack model does (``hijack``); with ``uncertain``, a prompt neither confirms is uncertain
-whatever the attack model gives it."""
+hijack model does (``hijack``); with ``uncertain``, a shape the hijack model does not confirm
+is uncertain whatever the attack model gives it."""
 JUDGE_ONLY = frozenset({HIJACK_SHAPE})
 """Cues the attack model neither reads as features nor confirms."""
 
