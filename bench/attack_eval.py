@@ -32,6 +32,7 @@ import os
 import statistics
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -261,6 +262,19 @@ def in_frames(rows: Sequence[Row]) -> None:
         print(f"   {name:<50} n={len(texts):5d}  {shares}")
 
 
+def not_flagged(missed: Sequence[Finding]) -> str:
+    """What ``uncertain: true`` makes of the attacks the check does not flag: how many it
+    hands to the judge, by the first technique the detail names, and how many nothing reads."""
+    kinds = Counter(f.techniques[0] if f.techniques else LEARNED for f in missed if f.uncertain)
+    judged = sum(kinds.values())
+    named = ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items()))
+    return (
+        f"{len(missed)}: uncertain {judged}"
+        + (f" ({named})" if named else "")
+        + (f", neither {len(missed) - judged}")
+    )
+
+
 def labels(data: Path, sources: set[str], key: str) -> dict[tuple[str, str], str]:
     """What each of ``sources``' records names under ``key`` (``technique``, or ``language``
     from its ``meta``), by (source, prompt); records without one are left out."""
@@ -379,6 +393,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             if held == "held out" and len(split) > 1:
                 text = ", ".join(f"{t} {hit}/{n}" for t, (hit, n) in sorted(split.items()))
                 print(f"{'':<26} {'':<11} {'  ' + what:<30} {text}")
+        if held == "held out":
+            missed = [f for f, r in zip(found, part, strict=True) if r.attack and not f.attack]
+            if missed:
+                print(f"{'':<26} {'':<11} {'  attacks not flagged':<30} {not_flagged(missed)}")
         s = confusion(sure.assess_many([r.prompt for r in part]), part)
         if held == "held out":
             pooled_sure += s
