@@ -50,6 +50,19 @@ typedef struct {
     int shift, reach;
 } Table;
 
+/* A slot of a table with one column of weights (the attack models' words and pairs): two
+ * thirds of a Slot, for tables of tens of thousands of names. */
+typedef struct {
+    uint64_t key; /* 0: empty */
+    int64_t w0;
+} WordSlot;
+
+typedef struct {
+    const WordSlot *slot; /* a power of two of them, then one (0, 0) for names not there */
+    uint64_t mask;
+    int shift, reach;
+} WordTable;
+
 enum { O, O_LEAD, B0, B1, B2, PV, PV_LEAD, E, E_LEAD, N_PREFIXES };
 
 typedef struct {
@@ -140,6 +153,20 @@ find(const Table *t, uint64_t key)
     const uint64_t home = (key * MIX) >> t->shift;
     for (int i = 0; i <= t->reach; i++) {
         const Slot *at = &t->slot[(home + (uint64_t)i) & t->mask];
+        if (at->key == key)
+            return at;
+        if (at->key == 0) /* names are placed past taken slots only: it is not further on */
+            break;
+    }
+    return &t->slot[t->mask + 1];
+}
+
+static inline const WordSlot *
+find_word(const WordTable *t, uint64_t key)
+{
+    const uint64_t home = (key * MIX) >> t->shift;
+    for (int i = 0; i <= t->reach; i++) {
+        const WordSlot *at = &t->slot[(home + (uint64_t)i) & t->mask];
         if (at->key == key)
             return at;
         if (at->key == 0) /* names are placed past taken slots only: it is not further on */
@@ -371,7 +398,7 @@ PyDoc_STRVAR(word_sums_doc,
 "Per text, the sum of the weights of its whitespace tokens (as str.split() cuts them) and of\n"
 "each adjacent pair \"a b\", each different one counted once, as ints (units of 1/FIXED).\n"
 "texts: a list of str. base: the hash's base. slots, shift, reach: the table, as for sums\n"
-"(the first weight is read).");
+"but with one weight a slot: a C-contiguous buffer of (key, weight) pairs of 64 bits.");
 
 static PyObject *
 word_sums(PyObject *Py_UNUSED(module), PyObject *args)
@@ -393,12 +420,13 @@ word_sums(PyObject *Py_UNUSED(module), PyObject *args)
     Toks toks = {NULL, 0, 0};
     Seen seen = {NULL, 0, 0};
     const uint64_t size = 1ULL << (64 - shift);
-    if ((size_t)slots.len % sizeof(Slot) || (uint64_t)slots.len / sizeof(Slot) != size + 1 ||
-        (uintptr_t)slots.buf % _Alignof(Slot)) {
+    if ((size_t)slots.len % sizeof(WordSlot) ||
+        (uint64_t)slots.len / sizeof(WordSlot) != size + 1 ||
+        (uintptr_t)slots.buf % _Alignof(WordSlot)) {
         PyErr_SetString(PyExc_ValueError, "attack scorer: the slots do not match the shift");
         goto done;
     }
-    const Table table = {.slot = slots.buf, .mask = size - 1, .shift = shift, .reach = reach};
+    const WordTable table = {.slot = slots.buf, .mask = size - 1, .shift = shift, .reach = reach};
     const Py_ssize_t n = PyList_GET_SIZE(texts);
     out = PyList_New(n);
     if (out == NULL)
@@ -410,11 +438,12 @@ word_sums(PyObject *Py_UNUSED(module), PyObject *args)
             goto done;
         int64_t z = 0;
         for (Py_ssize_t k = 0; k < toks.n; k++) {
-            const Slot *word = find(&table, toks.at[k].h);
+            const WordSlot *word = find_word(&table, toks.at[k].h);
             if (seen_add(&seen, (uint64_t)(word - table.slot) + 1))
                 z += word->w0;
             if (k >= 1) {
-                const Slot *pair = find(&table, join(&toks.at[k - 1], toks.at[k].h, base));
+                const WordSlot *pair =
+                    find_word(&table, join(&toks.at[k - 1], toks.at[k].h, base));
                 if (seen_add(&seen, (uint64_t)(pair - table.slot) + 1))
                     z += pair->w0;
             }

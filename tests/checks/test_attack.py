@@ -1621,7 +1621,7 @@ def test_the_compiled_word_scorer_refuses_what_it_cannot_read() -> None:
     from sidecar.checks import _refusal_native
 
     table = default_model().table()
-    slots = np.zeros((len(table.keys) + 1, 3), dtype=np.uint64)
+    slots = np.zeros((len(table.keys) + 1, 2), dtype=np.uint64)  # (key, weight) a slot
     shift = int(table.shift)
 
     def call(texts: object, **changed: object) -> object:
@@ -1640,6 +1640,8 @@ def test_the_compiled_word_scorer_refuses_what_it_cannot_read() -> None:
         call(("a",))
     with pytest.raises(ValueError, match="do not match"):
         call(["a"], slots=slots[:-1].data)
+    with pytest.raises(ValueError, match="do not match"):  # the refusal scorer's three columns
+        call(["a"], slots=np.zeros((len(table.keys) + 1, 3), dtype=np.uint64).data)
     with pytest.raises(ValueError, match="do not match"):
         call(["a"], shift=shift + 1)
     for wrong in (0, 1, 2, 3, 64):
