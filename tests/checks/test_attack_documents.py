@@ -408,9 +408,10 @@ def test_a_passage_of_quotation_marks_is_read_in_proportion() -> None:
         for _ in range(5):
             list(attack_documents._QUOTATION.finditer(text))
 
-    # nine rounds: with four workers on two cores, five once left every run of one side slowed
-    # (3.09 in a CI run; 1.5 on an idle machine)
-    assert ratio(lambda: unquoted(text), find_five, rounds=9) < 3
+    # nine rounds: with four workers on two cores, five once left every run of one side slowed.
+    # 1.7 on an idle machine, but above 3 in two of six runs of the suite on a loaded one (and
+    # 3.09 once in CI); searching before each quotation made it 46, which 6 still catches
+    assert ratio(lambda: unquoted(text), find_five, rounds=9) < 6
     cited = fold('said "abc" ' * 50_000)
     blanked, seconds = timed(lambda: unquoted(cited))
     assert 'said "   "' in blanked
