@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from importlib import resources
 from typing import Final
 
 from .attack_frames import TASK_WORD
@@ -100,6 +99,4 @@ def frame_cues(read: str) -> list[str]:
 @cache
 def default_frame_model() -> AttackModel:
     """The frame model shipped with llm-sidecar, loaded once per process."""
-    ref = resources.files("sidecar.data").joinpath(FRAME_MODEL_FILE)
-    with resources.as_file(ref) as path:
-        return AttackModel.load(path)
+    return AttackModel.from_package(FRAME_MODEL_FILE)

@@ -29,7 +29,6 @@ the benign prompt sources of ``DATA.md``, and writes ``sidecar/data/harm_model.j
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
 
 from .attack_model import AttackModel
 
@@ -44,6 +43,4 @@ a task and the request it is given fit in far less, and so does a pretext and wh
 @cache
 def default_harm_model() -> AttackModel:
     """The harm model shipped with llm-sidecar, loaded once per process."""
-    ref = resources.files("sidecar.data").joinpath(HARM_MODEL_FILE)
-    with resources.as_file(ref) as path:
-        return AttackModel.load(path)
+    return AttackModel.from_package(HARM_MODEL_FILE)

@@ -27,7 +27,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import cache
-from importlib import resources
 from typing import Final
 
 from .attack_model import AttackModel
@@ -108,6 +107,4 @@ def hijack_reads(texts: Sequence[str]) -> list[str]:
 @cache
 def default_hijack_model() -> AttackModel:
     """The hijack model shipped with llm-sidecar, loaded once per process."""
-    ref = resources.files("sidecar.data").joinpath(HIJACK_MODEL_FILE)
-    with resources.as_file(ref) as path:
-        return AttackModel.load(path)
+    return AttackModel.from_package(HIJACK_MODEL_FILE)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import gzip
 import json
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -148,31 +148,70 @@ def features(read: str, cues: Sequence[str], length: int) -> list[str]:
 _BATCH_LOCK = threading.Lock()
 
 
+class WeightsFile(Mapping[str, float]):
+    """A model's weights by name, read from its file when first asked for: what a model
+    loaded from a file keeps once the compiled scorer holds its words and pairs
+    (:meth:`AttackModel.native_sums`). Scoring never asks; the trainers, the tests and
+    :meth:`AttackModel.explain` do."""
+
+    __slots__ = ("_read", "_weights")
+
+    def __init__(self, read: Callable[[], bytes]) -> None:
+        self._read = read
+        self._weights: dict[str, float] | None = None
+
+    def _all(self) -> dict[str, float]:
+        if self._weights is None:
+            self._weights = file_weights(json.loads(gzip.decompress(self._read())))
+        return self._weights
+
+    def __getitem__(self, name: str) -> float:
+        return self._all()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
 @dataclass(slots=True)
 class AttackModel:
     """Vocabulary with one weight each, the bias, and the two thresholds the trainer chose:
     ``alone`` (the model calls an attack with no sure signal) and ``agree`` (it confirms a
-    cue, a signal that is not sure on its own)."""
+    cue, a signal that is not sure on its own).
 
-    weights: dict[str, float]
+    A model read from a file (:meth:`load`, :meth:`from_package`) lets its vocabulary go once
+    the compiled scorer holds it (:meth:`native_sums`): the scorer's slots are all scoring
+    needs but the weights of the signals' names, and the names and weights as Python objects
+    took about as much memory again as the slots (30 MiB for the default check's readers).
+    ``weights`` then reads them from the file again when asked for (:class:`WeightsFile`)."""
+
+    weights: Mapping[str, float]
     bias: float
     alone: float = 0.9
     agree: float = 0.5
     meta: dict[str, Any] = field(default_factory=dict)
     _fixed: dict[str, int] = field(init=False, repr=False)
+    """The weights scoring reads, in units of 1/FIXED: every feature's, or once the compiled
+    scorer holds the words and pairs of a model read from a file, the signals' names' only."""
     _bias: int = field(init=False, repr=False)
     _table: Table | None = field(init=False, repr=False, default=None)
     _native: tuple[Callable[[list[str]], list[int]] | None] | None = field(
         init=False, repr=False, default=None
     )
+    _file: Callable[[], bytes] | None = field(init=False, repr=False, default=None)
+    """How to read the model's file again (set by :meth:`load` and :meth:`from_package`)."""
 
     def __post_init__(self) -> None:
-        self._fixed = {n: f for n, w in self.weights.items() if (f := round(w * FIXED))}
+        self._fixed = fixed_weights(self.weights)
         self._bias = round(self.bias * FIXED)
 
     def score(self, read: str, cues: Sequence[str], length: int) -> float:
         """The probability that one text is an attack attempt."""
-        weights = self._fixed
+        weights = self._fixed  # read before _native: a model lets its words go after it is set
+        if self._native is not None and self._native[0] is not None:
+            return self.score_many([read], [cues], [length])[0]
         z = sum(map(weights.get, features(read, cues, length), repeat(0)), self._bias)
         return sigmoid(z / FIXED)
 
@@ -230,8 +269,12 @@ class AttackModel:
                     self._native = (native_word_sums(table),)
                     if self._native[0] is not None:
                         # the compiled scorer holds the slots it reads; numpy's table is made
-                        # again only if asked for (4 MiB for 50,000 features)
+                        # again only if asked for (4 MiB for 50,000 features), and the
+                        # vocabulary read again from the file
                         self._table = None
+                        if self._file is not None:
+                            self._fixed = {n: f for n, f in self._fixed.items() if n[:2] == CUE}
+                            self.weights = WeightsFile(self._file)
         return self._native[0]
 
     def table(self) -> Table:
@@ -245,9 +288,10 @@ class AttackModel:
 
                     from .refusal_batch import Table, hash_names
 
-                    names = list(self._fixed)
+                    fixed = self._all_fixed()
+                    names = list(fixed)
                     column = np.fromiter(
-                        (self._fixed[n] for n in names), dtype=np.float64, count=len(names)
+                        (fixed[n] for n in names), dtype=np.float64, count=len(names)
                     )
                     self._table = Table(hash_names(names), [column])
         return self._table
@@ -279,11 +323,19 @@ class AttackModel:
         self, read: str, cues: Sequence[str], length: int, top: int = 5
     ) -> list[tuple[str, float]]:
         """The features that pushed the score most (weight times count), for debugging."""
+        fixed = self._all_fixed()
         pushed: dict[str, float] = {}
         for name in features(read, cues, length):
-            if name in self._fixed:
-                pushed[name] = pushed.get(name, 0.0) + self._fixed[name] / FIXED
+            if name in fixed:
+                pushed[name] = pushed.get(name, 0.0) + fixed[name] / FIXED
         return sorted(pushed.items(), key=lambda kv: -abs(kv[1]))[:top]
+
+    def _all_fixed(self) -> dict[str, int]:
+        """Every feature's weight in units of 1/FIXED, from the file again where the model let
+        its vocabulary go."""
+        if isinstance(self.weights, WeightsFile):
+            return fixed_weights(self.weights)
+        return self._fixed
 
     # --- the weights file -------------------------------------------------------------------
 
@@ -305,16 +357,8 @@ class AttackModel:
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> AttackModel:
-        if doc.get("format") not in (FORMAT, _FORMAT_1):
-            raise ValueError(f"not an attack model file (format {doc.get('format')!r})")
-        names: list[str] = doc["features"]
-        if doc["format"] == _FORMAT_1:  # every name with this start was a signal's
-            names = [CUE + n[2:] if n.startswith("s:") else n for n in names]
-        weights: list[float] = doc["weights"]
-        if len(names) != len(weights):
-            raise ValueError("attack model file: feature and weight lists differ in length")
         return cls(
-            dict(zip(names, map(float, weights), strict=True)),
+            file_weights(doc),
             float(doc["bias"]),
             float(doc["alone"]),
             float(doc["agree"]),
@@ -323,13 +367,39 @@ class AttackModel:
 
     @classmethod
     def load(cls, path: Path) -> AttackModel:
-        with gzip.open(path, "rb") as fh:
-            return cls.from_json(json.loads(fh.read()))
+        return cls._read(path.read_bytes)
+
+    @classmethod
+    def from_package(cls, name: str) -> AttackModel:
+        """The model file ``name`` shipped in ``sidecar/data``."""
+        return cls._read(resources.files("sidecar.data").joinpath(name).read_bytes)
+
+    @classmethod
+    def _read(cls, read: Callable[[], bytes]) -> AttackModel:
+        model = cls.from_json(json.loads(gzip.decompress(read())))
+        model._file = read
+        return model
+
+
+def file_weights(doc: dict[str, Any]) -> dict[str, float]:
+    """The weights by name of a model file's document (either format)."""
+    if doc.get("format") not in (FORMAT, _FORMAT_1):
+        raise ValueError(f"not an attack model file (format {doc.get('format')!r})")
+    names: list[str] = doc["features"]
+    if doc["format"] == _FORMAT_1:  # every name with this start was a signal's
+        names = [CUE + n[2:] if n.startswith("s:") else n for n in names]
+    weights: list[float] = doc["weights"]
+    if len(names) != len(weights):
+        raise ValueError("attack model file: feature and weight lists differ in length")
+    return dict(zip(names, map(float, weights), strict=True))
+
+
+def fixed_weights(weights: Mapping[str, float]) -> dict[str, int]:
+    """Weights in whole units of 1/FIXED, those that round to 0 left out."""
+    return {n: f for n, w in weights.items() if (f := round(w * FIXED))}
 
 
 @cache
 def default_model() -> AttackModel:
     """The model shipped with llm-sidecar, loaded once per process."""
-    ref = resources.files("sidecar.data").joinpath(MODEL_FILE)
-    with resources.as_file(ref) as path:
-        return AttackModel.load(path)
+    return AttackModel.from_package(MODEL_FILE)

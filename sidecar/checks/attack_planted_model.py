@@ -27,7 +27,6 @@ from __future__ import annotations
 import itertools
 import re
 from functools import cache
-from importlib import resources
 from typing import Final
 
 from .attack_documents import between, pasted_documents
@@ -98,6 +97,4 @@ def text_lines(text: str, most: int = LINES_MAX) -> list[str]:
 @cache
 def default_planted_model() -> AttackModel:
     """The planted-line model shipped with llm-sidecar, loaded once per process."""
-    ref = resources.files("sidecar.data").joinpath(PLANTED_MODEL_FILE)
-    with resources.as_file(ref) as path:
-        return AttackModel.load(path)
+    return AttackModel.from_package(PLANTED_MODEL_FILE)

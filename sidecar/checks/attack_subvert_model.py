@@ -28,7 +28,6 @@ and the benign prompt sources of ``DATA.md``, and writes ``sidecar/data/subvert_
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
 
 from .attack_model import AttackModel
 
@@ -45,6 +44,4 @@ on, and the attack model reads it."""
 @cache
 def default_subvert_model() -> AttackModel:
     """The subversion model shipped with llm-sidecar, loaded once per process."""
-    ref = resources.files("sidecar.data").joinpath(SUBVERT_MODEL_FILE)
-    with resources.as_file(ref) as path:
-        return AttackModel.load(path)
+    return AttackModel.from_package(SUBVERT_MODEL_FILE)

@@ -53,6 +53,7 @@ from sidecar.checks.attack_tail import STRIDE, WINDOW, TailModel, default_tail_m
 from sidecar.checks.base import CheckContext
 from sidecar.checks.refusal import fold
 from sidecar.checks.refusal_batch import native_word_sums
+from sidecar.checks.refusal_model import FIXED
 from sidecar.checks.refusal_text import rstrip_drawn, wide
 from sidecar.events import Event
 from tests.checks.timing import best_of_three
@@ -1533,7 +1534,7 @@ SPACES = [chr(c) for c in range(0x3001) if chr(c).isspace()]
 def _word_scorers(model: AttackModel) -> dict[str, Any]:
     """The word sums one by one (what :meth:`AttackModel.score` adds), with numpy and, where
     it was built, compiled."""
-    fixed = model._fixed
+    fixed = model._all_fixed()
 
     def one(reads: list[str]) -> list[int]:
         return [sum(fixed.get(f, 0) for f in features(r, [], len(r))) for r in reads]
@@ -1613,6 +1614,33 @@ def test_the_compiled_scorer_lets_numpys_table_go() -> None:
     table = model.table()
     assert model._table is table and table.reach >= 0
     assert model.score_many(reads, [[] for _ in reads], [len(r) for r in reads]) == got
+
+
+@pytest.mark.skipif(not refusal_model.compiled(), reason="the compiled scorer is not built")
+def test_a_model_read_from_a_file_lets_its_vocabulary_go(tmp_path: Path) -> None:
+    """Once the compiled scorer holds the slots of a model read from a file, the model keeps
+    only the signals' weights; its scores are the same bits, and its weights, its
+    explanations and numpy's table are read from the file again when asked for."""
+    weights = {"ignore": 1.5, "ignore all": 0.75, "weather": -2.0, CUE + "override": 1.25}
+    path = tmp_path / "model.json.gz"
+    AttackModel(weights, -0.25, 0.7, 0.5).save(path)
+    model = AttackModel.load(path)
+    reads = ["ignore all rules", "the weather", "nothing here"]
+    cues: list[list[str]] = [["override"], [], ["override"]]
+    before = [model.score(r, c, len(r)) for r, c in zip(reads, cues, strict=True)]
+    explained = model.explain(reads[0], cues[0], len(reads[0]))
+    assert model.score_many(reads, cues, [len(r) for r in reads]) == before
+    assert model._fixed == {CUE + "override": round(1.25 * FIXED)}  # the words let go
+    assert not isinstance(model.weights, dict)
+    assert [model.score(r, c, len(r)) for r, c in zip(reads, cues, strict=True)] == before
+    assert len(set(before)) == 3
+    assert dict(model.weights) == weights and len(model.weights) == 4
+    assert model.explain(reads[0], cues[0], len(reads[0])) == explained
+    sums = [sum(round(weights.get(f, 0) * FIXED) for f in features(r, [], len(r))) for r in reads]
+    assert model._word_sums(reads) == sums and any(sums)  # numpy's table, made from the file
+    built = AttackModel(weights, -0.25)  # a model made in memory keeps its vocabulary
+    built.score_many(reads, cues, [len(r) for r in reads])
+    assert built.weights is weights and len(built._fixed) == 4
 
 
 @pytest.mark.skipif(not refusal_model.compiled(), reason="the compiled scorer is not built")
