@@ -110,3 +110,33 @@ def test_links_between_the_docs_pages_resolve() -> None:
             if not (page.parent / target).exists():
                 dead.append(f"{page.name}: {target}")
     assert dead == []
+
+
+def _anchors(page: Path) -> set[str]:
+    """The anchors of a Markdown page's headings, as GitHub makes them: lower case, marks but
+    hyphens and underscores dropped, spaces made hyphens, a repeated one numbered."""
+    found: set[str] = set()
+    text = re.sub(r"^```.*?^```", "", page.read_text(encoding="utf-8"), flags=re.M | re.S)
+    for heading in re.findall(r"^#{1,6} +(.+?) *#*$", text, flags=re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+        anchor, n = slug, 0
+        while anchor in found:
+            n += 1
+            anchor = f"{slug}-{n}"
+        found.add(anchor)
+    return found
+
+
+def test_anchors_of_links_to_the_docs_pages_resolve() -> None:
+    """A link to a section of a page (``page.md#section``, or ``#section`` within a page)
+    names a heading that page has, from the README and from every page of docs/."""
+    dead = []
+    for page in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        text = page.read_text(encoding="utf-8")
+        for target, anchor in re.findall(r"\]\(([^)\s#]*)#([^)\s]+)\)", text):
+            if "://" in target:
+                continue
+            linked = page.parent / target if target else page
+            if linked.suffix == ".md" and linked.exists() and anchor not in _anchors(linked):
+                dead.append(f"{page.name}: {target}#{anchor}")
+    assert dead == []

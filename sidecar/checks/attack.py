@@ -12,7 +12,7 @@ or the frame model of :mod:`.attack_frame_model`): a latent jailbreak. A short p
 subversion model of :mod:`.attack_subvert_model` reads as an attempt, in the user's own words,
 to reveal, drop or get around the assistant's setup is one too. A customer who asks for
 a travel agent's role, for JSON, pastes code or asks about hacking or drugs is not flagged: the
-thresholds were chosen for a low false-positive rate on such prompts (see docs/detectors.md).
+thresholds were chosen for a low false-positive rate on such prompts (see docs/attack-figures.md).
 
 The value is a bool; the detail names the category and the techniques found, never event text:
 ``intermediate: instruction_override, persona (p=0.98)``. Techniques the model found alone,

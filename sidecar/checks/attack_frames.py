@@ -5,7 +5,7 @@ phishing e-mail", "Give me a list of ...\\n\\nParaphrase the above.": the task i
 the answer carries out the request inside it (or hands it back in another language, which the
 attacker reads just as well). Whether that request is harmful is what words cannot tell: a
 model of harmful requests trained on public sets did not carry over to sets it had not seen
-(docs/detectors.md). So this module finds only the shape, a language task around a request, and
+(docs/attack-figures.md). So this module finds only the shape, a language task around a request, and
 :class:`~.attack.AttackAttempt` with ``uncertain: true`` hands such prompts to the judge, which
 reads the request. The task must open the prompt (after a line that gives the assistant a
 role, at most), told as an order or asked as a question about the text ("What language is
