@@ -72,16 +72,22 @@ def confusion(found: Sequence[Finding], rows: Sequence[Row]) -> Confusion:
     return c
 
 
-def one_kb(rows: Sequence[Row], n: int = 600) -> list[str]:
-    """Prompts of about 1 KB: each repeated to 1,000 characters and cut there, attacks and
+KB_CHARS = 999
+"""The 1 KB prompts' length before :func:`one_batch` adds its blank: 1,000 characters as the
+check reads them, the most the readers of short prompts (the harm, subversion, frame and hijack
+models) read."""
+
+
+def one_kb(rows: Sequence[Row], n: int = 600, chars: int = KB_CHARS) -> list[str]:
+    """Prompts of about 1 KB: each repeated to ``chars`` characters and cut there, attacks and
     benign in their share of the data."""
     step = max(1, len(rows) // n)
     out = []
     for r in rows[::step][:n]:
         text = r.prompt
-        while len(text) < 1000:
+        while len(text) < chars:
             text += "\n" + r.prompt
-        out.append(text[:1000])
+        out.append(text[:chars])
     return out
 
 
@@ -449,6 +455,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     single, batch = cost(default, texts)
     # live traffic is nearly all benign: its cost apart from the attacks'
     _, benign_batch = cost(default, one_kb([r for r in rows if not r.attack]))
+    # one character more than the readers of short prompts read: what the rest costs
+    _, benign_long = cost(default, one_kb([r for r in rows if not r.attack], chars=KB_CHARS + 1))
     _, attack_batch = cost(default, one_kb([r for r in rows if r.attack]))
     _, unsure_batch = cost(check, texts)
     _, rules_batch = cost(rules, texts)
@@ -501,6 +509,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"   signals + model, one call each          {single:6.1f} us/event")
     print(f"   signals + model, a batch (prepare+call) {batch:6.1f} us/event")
     print(f"     the same, 600 benign prompts of 1 KB  {benign_batch:6.1f} us/event")
+    print(f"       the same, one character longer      {benign_long:6.1f} us/event")
     print(f"     the same, 600 attack prompts of 1 KB  {attack_batch:6.1f} us/event")
     print(f"   the same with uncertain: true           {unsure_batch:6.1f} us/event")
     print(f"   the same without the frame model        {rules_batch:6.1f} us/event")

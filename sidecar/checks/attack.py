@@ -54,6 +54,7 @@ from .attack_model import (
     default_model,
     model_text,
     model_view,
+    read_length,
     windows,
 )
 from .attack_planted import planted_task
@@ -352,28 +353,36 @@ class AttackAttempt(Check[AttackParams]):
         harmful: dict[int, float] = {}  # the harm model's score of each text it has read
         requests: dict[int, str | None] = {}  # the request the frame rules find in a text
         words: dict[int, str] = {}  # what the harm, hijack and subversion models read of a text
-        decided = self._confirmed_hijacks(decided, found, folded, words)
-        decided = self._framed_harmful(decided, folded, harmful, requests, words)
+        # each text's length as the readers of short prompts count it, once for all of them
+        readers = (self.harms, self.fictions, self.hijacks, self.frames, self.subverts)
+        if any(reader is not None for reader in readers):
+            sizes = [read_length(f, _SHORTEST, _LONGEST) for f in folded]
+        else:
+            sizes = []  # none is read
+        decided = self._confirmed_hijacks(decided, found, folded, sizes, words)
+        decided = self._framed_harmful(decided, folded, sizes, harmful, requests, words)
         if unsure:
             decided = [
                 _framed(f, text, requests[i] is not None if i in requests else None)
                 for i, (f, text) in enumerate(zip(decided, folded, strict=True))
             ]
-            decided = self._learned_frames(decided, folded)
-            decided = self._learned_hijacks(decided, folded)
+            decided = self._learned_frames(decided, folded, sizes)
+            decided = self._learned_hijacks(decided, folded, sizes)
             decided = self._learned_planted(decided, folded)
         # the pretexts are read by the same model (unless either reading is off): every text
         # they read, not an attack then either, has its score already
         shared = harmful if self.fictions is self.harms else {}
-        decided = self._fictional(decided, folded, shared, words)
-        return self._subverting(decided, folded, words, unsure)
+        decided = self._fictional(decided, folded, sizes, shared, words)
+        return self._subverting(decided, folded, sizes, words, unsure)
 
-    def _learned_frames(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
+    def _learned_frames(
+        self, found: list[Finding], folded: Sequence[str], sizes: Sequence[int]
+    ) -> list[Finding]:
         """``found``, with the prompts the frame model reads as a request given as a language
         task's text made uncertain: no longer than it reads and naming a language task."""
 
         def reads(i: int) -> list[str]:
-            read = _frame_read(folded[i])
+            read = _frame_read(folded[i], sizes[i])
             return [] if read is None else [read]
 
         return _learned(found, self.frames, self.frame, FRAMED, reads, frame_cues)
@@ -382,6 +391,7 @@ class AttackAttempt(Check[AttackParams]):
         self,
         found: list[Finding],
         folded: Sequence[str],
+        sizes: Sequence[int],
         scores: dict[int, float],
         requests: dict[int, str | None],
         words: dict[int, str],
@@ -398,7 +408,7 @@ class AttackAttempt(Check[AttackParams]):
         each prompt it reads."""
         if self.harms is None:
             return found
-        read = [i for i, f in enumerate(found) if not f.attack and len(folded[i]) <= HARM_READ_MAX]
+        read = [i for i, f in enumerate(found) if not f.attack and sizes[i] <= HARM_READ_MAX]
 
         def request(i: int) -> str | None:
             if i not in requests:
@@ -406,7 +416,7 @@ class AttackAttempt(Check[AttackParams]):
             return requests[i]
 
         def framed(i: int) -> bool:
-            return request(i) is not None or self._frame_model_reads(folded[i])
+            return request(i) is not None or self._frame_model_reads(folded[i], sizes[i])
 
         found = _learned_attacks(
             found, folded, read, self.harms, self.harm, FRAMED, scores, framed, words
@@ -417,10 +427,10 @@ class AttackAttempt(Check[AttackParams]):
         texts = [asked.get(i, text) for i, text in enumerate(folded)]
         return _learned_attacks(found, texts, list(asked), self.harms, self.harm, FRAMED, {})
 
-    def _frame_model_reads(self, folded: str) -> bool:
+    def _frame_model_reads(self, folded: str, size: int) -> bool:
         """Whether the frame model reads the prompt as a request given as a language task's
         text (:meth:`_learned_frames`, for one prompt)."""
-        if self.frames is None or (read := _frame_read(folded)) is None:
+        if self.frames is None or (read := _frame_read(folded, size)) is None:
             return False
         return self.frames.score_many([read], [frame_cues(read)], [len(read)])[0] >= self.frame
 
@@ -428,6 +438,7 @@ class AttackAttempt(Check[AttackParams]):
         self,
         found: list[Finding],
         folded: Sequence[str],
+        sizes: Sequence[int],
         scores: dict[int, float],
         words: dict[int, str],
     ) -> list[Finding]:
@@ -441,14 +452,19 @@ class AttackAttempt(Check[AttackParams]):
         read = [
             i
             for i, f in enumerate(found)
-            if not f.attack and len(folded[i]) <= HARM_READ_MAX and sets_up_fiction(folded[i])
+            if not f.attack and sizes[i] <= HARM_READ_MAX and sets_up_fiction(folded[i])
         ]
         return _learned_attacks(
             found, folded, read, self.fictions, self.fiction, PRETEXT, scores, words=words
         )
 
     def _subverting(
-        self, found: list[Finding], folded: Sequence[str], words: dict[int, str], unsure: bool
+        self,
+        found: list[Finding],
+        folded: Sequence[str],
+        sizes: Sequence[int],
+        words: dict[int, str],
+        unsure: bool,
     ) -> list[Finding]:
         """``found``, with the prompts the subversion model reads as an attempt to get around
         the assistant's setup called attacks (``instruction_override``): of those not attacks
@@ -457,9 +473,7 @@ class AttackAttempt(Check[AttackParams]):
         uncertain, for the judge."""
         if self.subverts is None:
             return found
-        read = [
-            i for i, f in enumerate(found) if not f.attack and len(folded[i]) <= SUBVERT_READ_MAX
-        ]
+        read = [i for i, f in enumerate(found) if not f.attack and sizes[i] <= SUBVERT_READ_MAX]
         scores: dict[int, float] = {}
         found = _learned_attacks(
             found, folded, read, self.subverts, self.subvert, SUBVERTED, scores, words=words
@@ -479,6 +493,7 @@ class AttackAttempt(Check[AttackParams]):
         found: list[Finding],
         cues: Sequence[list[Signal]],
         folded: Sequence[str],
+        sizes: Sequence[int],
         words: dict[int, str],
     ) -> list[Finding]:
         """``found``, with the prompts whose goal hijacking the rules read in shape only (their
@@ -493,21 +508,23 @@ class AttackAttempt(Check[AttackParams]):
             i
             for i, (f, s) in enumerate(zip(found, cues, strict=True))
             if not f.attack
-            and len(folded[i]) <= HIJACK_READ_MAX
+            and sizes[i] <= HIJACK_READ_MAX
             and any(signal.cue == HIJACK_SHAPE for signal in s)
         ]
         return _learned_attacks(
             found, folded, read, self.hijacks, self.hijack, HIJACKED, {}, words=words
         )
 
-    def _learned_hijacks(self, found: list[Finding], folded: Sequence[str]) -> list[Finding]:
+    def _learned_hijacks(
+        self, found: list[Finding], folded: Sequence[str], sizes: Sequence[int]
+    ) -> list[Finding]:
         """``found``, with the prompts the hijack model reads as goal hijacking made uncertain
         (the rules' shape of it already is, see :meth:`_unsure`): no longer than it reads and
         giving a sentence."""
 
         def reads(i: int) -> list[str]:
             text = folded[i]
-            fits = len(text) <= HIJACK_READ_MAX and gives_a_sentence(text)
+            fits = sizes[i] <= HIJACK_READ_MAX and gives_a_sentence(text)
             return hijack_reads([text]) if fits else []
 
         return _learned(found, self.hijacks, self.hijack, HIJACKED, reads)
@@ -683,10 +700,15 @@ def _learned(
     return out
 
 
-def _frame_read(folded: str) -> str | None:
-    """What the frame model reads of a folded prompt: none of one longer than it reads or that
-    names no language task."""
-    return model_text(folded) if len(folded) <= READ_MAX and names_a_task(folded) else None
+def _frame_read(folded: str, size: int) -> str | None:
+    """What the frame model reads of a folded prompt (``size``: its :func:`read_length`): none
+    of one longer than it reads or that names no language task."""
+    return model_text(folded) if size <= READ_MAX and names_a_task(folded) else None
+
+
+_SHORTEST = min(READ_MAX, HARM_READ_MAX, HIJACK_READ_MAX, SUBVERT_READ_MAX)
+_LONGEST = max(READ_MAX, HARM_READ_MAX, HIJACK_READ_MAX, SUBVERT_READ_MAX)
+"""The lengths the readers of short prompts read, shortest and longest (:func:`read_length`)."""
 
 
 def _framed(found: Finding, folded: str, framed: bool | None = None) -> Finding:

@@ -15,7 +15,7 @@ from sidecar.checks.attack import FRAMED, AttackAttempt, AttackParams
 from sidecar.checks.attack_frames import framed_text
 from sidecar.checks.attack_harm_model import READ_MAX, default_harm_model
 from sidecar.checks.attack_hijack_model import hijack_read
-from sidecar.checks.attack_model import AttackModel
+from sidecar.checks.attack_model import AttackModel, within
 from sidecar.checks.base import CheckContext
 from sidecar.checks.refusal_text import fold
 from tools import train_harm
@@ -114,18 +114,46 @@ def test_a_batch_reads_as_one_prompt_at_a_time_does() -> None:
 
 @pytest.mark.parametrize("uncertain", [False, True])
 def test_a_framed_prompt_is_read_up_to_the_length_the_model_reads(uncertain: bool) -> None:
-    """The harm model reads a prompt of at most 1,000 characters of folded text: a framed
-    request padded past that, with blanks or any other text, is not read for harm (the 1 KB
-    prompts most traffic holds cost what they cost without it)."""
+    """The harm model reads a prompt of at most 1,000 characters of folded text, a long run of
+    blanks counted once: blanks put before, inside or after a framed request do not hide it,
+    while a request padded past that with other text is not read for harm (the 1 KB prompts
+    most traffic holds cost what they cost without it)."""
     one = AttackAttempt(AttackParams(uncertain=uncertain), CheckContext())
     flagged = one.assess(HARMFUL)
     assert flagged.attack and flagged.techniques == (FRAMED,)
-    fits = HARMFUL + " " * (READ_MAX - len(HARMFUL))
-    assert len(fold(fits)) == READ_MAX and one.assess(fits) == flagged
-    for pad in (" ", "\n", "The weather was fine and we walked by the river. "):
-        padded = HARMFUL + pad * (READ_MAX // len(pad))
+    task, request = HARMFUL.split(": ", 1)
+    for padded in (
+        HARMFUL + " " * READ_MAX,
+        "\n" * READ_MAX + HARMFUL,
+        f"{task}:{' ' * READ_MAX}{request}",
+        HARMFUL + " \t\r\n" * (READ_MAX // 2),
+    ):
         assert len(fold(padded)) > READ_MAX
-        assert not one.assess(padded).attack, repr(pad)
+        assert one.assess(padded) == flagged, repr(padded[:40])
+    prose = HARMFUL + "\n\nThe weather was fine and we walked by the river. " * (READ_MAX // 40)
+    assert len(" ".join(fold(prose).split())) > READ_MAX
+    assert not one.assess(prose).attack
+
+
+@pytest.mark.parametrize(
+    ("text", "fits"),
+    [
+        ("a" * 1001, False),
+        ("a" * 990 + " " * 50, True),  # the run of blanks counts once
+        ("a " * 600, False),  # single blanks are no padding
+        (" ".join(["word"] * 150) + "\n\n\n" * 200, True),
+        ("\t" * 5000, True),
+        ("a" * 990 + " " * 16, False),  # a run of at most PADDING blanks counts in full
+        ("a" * 990 + " " * 17, True),
+        ("Line of a letter here.\n\n" * 46, False),  # paragraphs are length
+        ("def f(x):\n        return x\n" * 40, False),  # and so is indented code
+    ],
+)
+def test_a_reader_s_length_counts_a_long_run_of_blanks_once(text: str, fits: bool) -> None:
+    """Blanks put around a request as padding do not count, a text's own layout does."""
+    assert len(text) > 1000
+    assert within(text, 1000) is fits
+    assert within(text[:1000], 1000)  # what is short as it is always is
 
 
 def test_the_shipped_model_never_saw_the_held_out_sets() -> None:

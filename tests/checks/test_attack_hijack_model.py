@@ -79,6 +79,7 @@ def test_a_long_prompt_is_not_read() -> None:
     below = AttackAttempt(AttackParams(uncertain=True, hijack=0.01), CheckContext())
     assert not below.assess(long).uncertain
     assert below.assess(GERMAN).uncertain
+    assert below.assess(GERMAN + " " * READ_MAX).uncertain  # blanks are no length
 
 
 def test_the_shipped_model_never_saw_the_held_out_sets() -> None:

@@ -86,6 +86,8 @@ def test_a_long_prompt_is_not_read() -> None:
     assert len(fold(long)) > READ_MAX
     assert check(subvert=0.0001).assess(ATTEMPT).attack
     assert not check(subvert=0.0001, alone=1.0, alone_long=1.0).assess(long).attack
+    padded = "\n" * READ_MAX + ATTEMPT  # blanks are no length
+    assert check(subvert=0.0001, alone=1.0, alone_long=1.0).assess(padded).attack
 
 
 def test_a_batch_reads_as_one_prompt_at_a_time_does() -> None:
