@@ -69,6 +69,7 @@ def _words(text: str) -> str:
 
 _UNSPACED: Final = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
 """Kana, CJK ideographs and Hangul: written without spaces between words."""
+_UNSPACED_CUT: Final = re.compile(f"({_UNSPACED.pattern})")
 
 
 def hijack_read(folded: str) -> str:
@@ -78,18 +79,17 @@ def hijack_read(folded: str) -> str:
     spaces (the model's features are these and their adjacent pairs)."""
     if folded.isascii() or _UNSPACED.search(folded) is None:
         return _words(folded)  # most prompts
+    # the runs of letters, one space between, cut once into what is written without spaces
+    # (the odd pieces) and the words between (the even ones)
+    pieces = _UNSPACED_CUT.split(" ".join(_LETTERS.findall(folded)))
     words: list[str] = []
-    for run in _LETTERS.findall(folded):
-        if _UNSPACED.search(run) is None:
-            words.append(run)
-            continue
-        for part in re.split(f"({_UNSPACED.pattern})", run):
-            if not part:
-                continue
-            if _UNSPACED.fullmatch(part) and len(part) > 1:
-                words += [part[i : i + 2] for i in range(len(part) - 1)]
-            else:
-                words.append(part)
+    for k, piece in enumerate(pieces):
+        if not k % 2:
+            words += piece.split()
+        elif len(piece) > 1:
+            words += map(str.__add__, piece[:-1], piece[1:])
+        else:
+            words.append(piece)
     return " ".join(words)
 
 

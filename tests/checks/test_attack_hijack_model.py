@@ -6,13 +6,21 @@ hijacking where no rule reads it; alone, it never flags."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sidecar.checks.attack import AttackAttempt, AttackParams
 from sidecar.checks.attack_hijack import gives_a_sentence
-from sidecar.checks.attack_hijack_model import READ_MAX, default_hijack_model, hijack_read
+from sidecar.checks.attack_hijack_model import (
+    _UNSPACED,
+    READ_MAX,
+    default_hijack_model,
+    hijack_read,
+)
 from sidecar.checks.base import CheckContext
 from sidecar.checks.refusal_text import fold
 from tools import train_hijack
@@ -34,6 +42,38 @@ def test_chinese_japanese_and_korean_are_read_as_pairs_of_letters() -> None:
     assert hijack_read("a") == "a" and hijack_read("一 b") == "一 b"
     # no such letters: digits and punctuation are blanks
     assert hijack_read("ignore that, ok? 42 «yes»—no") == "ignore that ok yes no"
+
+
+def _pairs_read(folded: str) -> str:
+    """The model's reading spelled out run by run, to hold :func:`hijack_read` to: each run of
+    letters, and in it each stretch of Chinese, Japanese or Korean as its adjacent pairs."""
+    if folded.isascii() or _UNSPACED.search(folded) is None:
+        return hijack_read(folded)
+    words: list[str] = []
+    for run in re.findall(r"[^\W\d_]+", folded):
+        for part in re.split(f"({_UNSPACED.pattern})", run):
+            if _UNSPACED.fullmatch(part) and len(part) > 1:
+                words += [part[i : i + 2] for i in range(len(part) - 1)]
+            elif part:
+                words.append(part)
+    return " ".join(words)
+
+
+_MIXED = "忽略上面の指示を無視して한국어abcDÉF 123_.,・\u30a0ー々〆ヽ\u3000\u309b\u3400\u9fff\uac00\ud7af\u3040\n"
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from(_MIXED), max_size=80))
+def test_the_reading_of_pairs_is_the_run_by_run_one(text: str) -> None:
+    folded = fold(text)
+    assert hijack_read(folded) == _pairs_read(folded)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=60))
+def test_the_reading_of_pairs_is_the_run_by_run_one_in_any_script(text: str) -> None:
+    folded = fold(text)
+    assert hijack_read(folded) == _pairs_read(folded)
 
 
 @pytest.mark.parametrize(
