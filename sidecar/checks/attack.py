@@ -356,7 +356,7 @@ class AttackAttempt(Check[AttackParams]):
         # each text's length as the readers of short prompts count it, once for all of them
         readers = (self.harms, self.fictions, self.hijacks, self.frames, self.subverts)
         if any(reader is not None for reader in readers):
-            sizes = [read_length(f, _SHORTEST, _LONGEST) for f in folded]
+            sizes = [read_length(f, _SHORTEST) for f in folded]
         else:
             sizes = []  # none is read
         decided = self._confirmed_hijacks(decided, found, folded, sizes, words)
@@ -707,8 +707,7 @@ def _frame_read(folded: str, size: int) -> str | None:
 
 
 _SHORTEST = min(READ_MAX, HARM_READ_MAX, HIJACK_READ_MAX, SUBVERT_READ_MAX)
-_LONGEST = max(READ_MAX, HARM_READ_MAX, HIJACK_READ_MAX, SUBVERT_READ_MAX)
-"""The lengths the readers of short prompts read, shortest and longest (:func:`read_length`)."""
+"""The shortest length a reader of short prompts reads (:func:`read_length`)."""
 
 
 def _framed(found: Finding, folded: str, framed: bool | None = None) -> Finding:

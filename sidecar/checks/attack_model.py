@@ -106,19 +106,14 @@ def model_view(folded: str) -> tuple[str, str | None]:
     return text[:HEAD_CHARS] + " " + text[-TAIL_CHARS:], joined
 
 
-def read_length(folded: str, shortest: int, longest: int = 0) -> int:
+def read_length(folded: str, shortest: int) -> int:
     """The length of a folded text as the readers of short prompts (the frame, harm, hijack and
-    subversion models, which read at most ``shortest`` to ``longest`` characters) count it: a
-    run of more than :data:`PADDING` blanks as one character, so that blanks put around a
-    framed request do not take it out of their reach (they read words), while a long text
-    laid out as people lay out text (paragraphs, indented code) stays long. Its length as it
-    is where that decides: at most ``shortest``, or too few blanks to bring it under
-    ``longest`` (a count tells most long prompts)."""
-    longest = max(longest, shortest)
-    over = len(folded) - longest
-    if len(folded) <= shortest or sum(map(folded.count, _BLANKS)) < over:
-        return len(folded)
-    if _PADDED.search(folded) is None:  # RE2: 2.5 µs a KB, a third of re's time
+    subversion models, which read at most ``shortest`` characters or more) count it: a run of
+    more than :data:`PADDING` blanks as one character, so that blanks put around a framed
+    request do not take it out of their reach (they read words), while a long text laid out
+    as people lay out text (paragraphs, indented code) stays long. Its length as it is where
+    it is at most ``shortest``."""
+    if len(folded) <= shortest or _PADDED.search(folded) is None:  # RE2: ~1.5 µs a KB
         return len(folded)
     return len(folded) - sum(len(run) - 1 for run in _PADDED.findall(folded))
 
@@ -132,10 +127,10 @@ def within(folded: str, limit: int) -> bool:
 PADDING = 16
 """The longest run of blanks :func:`read_length` counts in full: deeper than code's usual
 indentation, shorter than any padding that would matter."""
-_BLANKS = (" ", "\n", "\t", "\r", "\x0b", "\x0c")
-"""The blanks a folded text holds (folding makes Unicode's wide and non-breaking spaces
-these)."""
-_PADDED: Any = (RE2 or re).compile(f"[{''.join(_BLANKS)}]{{{PADDING + 1},}}")
+_BLANKS = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\u1680\u2028\u2029"
+"""What ``str.split`` takes for a blank and folding leaves (it makes Unicode's wide and
+non-breaking spaces plain ones)."""
+_PADDED: Any = (RE2 or re).compile(f"[{_BLANKS}]{{{PADDING + 1},}}")
 
 
 def model_text(folded: str) -> str:

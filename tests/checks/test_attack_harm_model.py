@@ -127,6 +127,7 @@ def test_a_framed_prompt_is_read_up_to_the_length_the_model_reads(uncertain: boo
         "\n" * READ_MAX + HARMFUL,
         f"{task}:{' ' * READ_MAX}{request}",
         HARMFUL + " \t\r\n" * (READ_MAX // 2),
+        HARMFUL + "\u2028" * READ_MAX,  # a line separator, which folding keeps
     ):
         assert len(fold(padded)) > READ_MAX
         assert one.assess(padded) == flagged, repr(padded[:40])
