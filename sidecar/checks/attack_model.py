@@ -61,7 +61,6 @@ __all__ = [
     "named_features",
     "read_length",
     "windows",
-    "within",
 ]
 
 MODEL_FILE = "attack_model.json.gz"
@@ -116,12 +115,6 @@ def read_length(folded: str, shortest: int) -> int:
     if len(folded) <= shortest or _PADDED.search(folded) is None:  # RE2: ~1.5 µs a KB
         return len(folded)
     return len(folded) - sum(len(run) - 1 for run in _PADDED.findall(folded))
-
-
-def within(folded: str, limit: int) -> bool:
-    """Whether a folded text is at most ``limit`` characters long as the readers of short
-    prompts count it (:func:`read_length`)."""
-    return read_length(folded, limit) <= limit
 
 
 PADDING = 16

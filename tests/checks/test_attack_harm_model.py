@@ -15,7 +15,7 @@ from sidecar.checks.attack import FRAMED, AttackAttempt, AttackParams
 from sidecar.checks.attack_frames import framed_text
 from sidecar.checks.attack_harm_model import READ_MAX, default_harm_model
 from sidecar.checks.attack_hijack_model import hijack_read
-from sidecar.checks.attack_model import AttackModel, within
+from sidecar.checks.attack_model import AttackModel, read_length
 from sidecar.checks.base import CheckContext
 from sidecar.checks.refusal_text import fold
 from tools import train_harm
@@ -153,8 +153,8 @@ def test_a_framed_prompt_is_read_up_to_the_length_the_model_reads(uncertain: boo
 def test_a_reader_s_length_counts_a_long_run_of_blanks_once(text: str, fits: bool) -> None:
     """Blanks put around a request as padding do not count, a text's own layout does."""
     assert len(text) > 1000
-    assert within(text, 1000) is fits
-    assert within(text[:1000], 1000)  # what is short as it is always is
+    assert (read_length(text, 1000) <= 1000) is fits
+    assert read_length(text[:1000], 1000) == 1000  # what is short as it is is that long
 
 
 def test_the_shipped_model_never_saw_the_held_out_sets() -> None:
