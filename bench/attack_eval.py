@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 from sidecar.checks import attack_signals as signals_module  # noqa: E402
 from sidecar.checks.attack import LEARNED, AttackAttempt, AttackParams, Finding  # noqa: E402
+from sidecar.checks.attack_hijack_model import _UNSPACED  # noqa: E402
 from sidecar.checks.attack_model import AttackModel, default_model, model_text  # noqa: E402
 from sidecar.checks.base import CheckContext  # noqa: E402
 from sidecar.checks.refusal import Refusal, RefusalParams, fold  # noqa: E402
@@ -504,6 +505,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         },
         benign_kb,
     )
+    # written without spaces: the readers of short prompts read them as pairs of letters
+    unspaced_kb = one_kb([r for r in rows if not r.attack and _UNSPACED.search(r.prompt)])
+    timed_unspaced = in_turn(
+        {"signals + model (the default)": default, "for scale: refusal, alone: model": refusal},
+        unspaced_kb,
+    )
     busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"\ncost per event, {len(texts)} prompts of 1 KB (best of 5; load average {busy:.1f}):")
     print(f"   signals + model, one call each          {single:6.1f} us/event")
@@ -528,6 +535,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     _print_in_turn(timed)
     print(f"{len(benign_kb)} benign prompts of 1 KB, a batch (the same way):")
     _print_in_turn(timed_kb)
+    print(
+        f"{len(unspaced_kb)} benign prompts of 1 KB in Chinese, Japanese or Korean, "
+        "a batch (the same way):"
+    )
+    _print_in_turn(timed_unspaced)
     return 0
 
 

@@ -14,6 +14,11 @@
  * every adjacent pair, each different one once, in a table of the same layout; the tests hold it, that model's numpy
  * scorer and its one-by-one scorer equal to the bit.
  *
+ * unspaced_read is the learned attack readers' reading of a text in Chinese, Japanese or
+ * Korean (attack_hijack_model.hijack_read), which makes a pair of every two letters: in Python
+ * it costs more than scoring them. The tests hold it equal to the Python reading, letter class
+ * by letter class over every code point.
+ *
  * Building it is optional (setup.py): without a compiler the numpy scorers are used.
  */
 #define PY_SSIZE_T_CLEAN
@@ -463,9 +468,101 @@ done:
     return result;
 }
 
+/* A letter as the hijack model's reading finds them: what the pattern [^\W\d_] of Python's re
+   matches in a str, a word character (Py_UNICODE_ISALNUM, or "_") that is not a decimal digit
+   (Py_UNICODE_ISDECIMAL) nor "_". A character is alphanumeric where it is alphabetic or
+   numeric (a digit or a decimal is numeric too), and none alphabetic is a decimal; so a
+   letter is alphabetic, or numeric and not a decimal ("²", "½", "Ⅻ"). ASCII first: its
+   letters are a-z and A-Z. */
+static inline int
+is_letter(Py_UCS4 c)
+{
+    if (c < 128)
+        return (c | 0x20) - 'a' < 26;
+    return Py_UNICODE_ISALPHA(c) || (Py_UNICODE_ISNUMERIC(c) && !Py_UNICODE_ISDECIMAL(c));
+}
+
+/* A letter of a script written without spaces between words: kana, CJK ideographs, Hangul
+   (attack_hijack_model._UNSPACED). */
+static inline int
+is_unspaced(Py_UCS4 c)
+{
+    return (c >= 0x3040 && c <= 0x30FF) || (c >= 0x3400 && c <= 0x9FFF) ||
+           (c >= 0xAC00 && c <= 0xD7AF);
+}
+
+PyDoc_STRVAR(unspaced_read_doc,
+"unspaced_read(text)\n"
+"--\n\n"
+"The hijack model's reading of a text with letters written without spaces\n"
+"(attack_hijack_model.hijack_read): its runs of letters, each run of kana, CJK ideographs\n"
+"or Hangul as its adjacent pairs of letters (one letter alone as itself), the other letters\n"
+"as words, joined by single spaces.");
+
+static PyObject *
+unspaced_read(PyObject *Py_UNUSED(module), PyObject *text)
+{
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "unspaced_read: the text must be a str");
+        return NULL;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0)
+        return NULL;
+#endif
+    const Py_ssize_t len = PyUnicode_GET_LENGTH(text);
+    const int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    /* at most three characters out for one in: a pair and the blank before it */
+    if (len > (PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(Py_UCS4) - 1) / 3)
+        return PyErr_NoMemory();
+    Py_UCS4 *out = PyMem_Malloc((size_t)(3 * len + 1) * sizeof(Py_UCS4));
+    if (out == NULL)
+        return PyErr_NoMemory();
+    Py_ssize_t n = 0;
+    /* the run being read: 0 none, 1 letters of spaced scripts, 2 unspaced letters */
+    int run = 0;
+    Py_ssize_t unspaced = 0; /* letters in the unspaced run so far */
+    Py_UCS4 last = 0;        /* its last letter */
+    for (Py_ssize_t i = 0; i < len; i++) {
+        const Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        const int now = !is_letter(c) ? 0 : is_unspaced(c) ? 2 : 1;
+        if (run == 2 && now != 2 && unspaced == 1) {
+            if (n)
+                out[n++] = ' ';
+            out[n++] = last; /* an unspaced letter alone */
+        }
+        if (now == 1) {
+            if (run != 1 && n)
+                out[n++] = ' ';
+            out[n++] = c;
+        }
+        else if (now == 2) {
+            unspaced = run == 2 ? unspaced + 1 : 1;
+            if (unspaced > 1) {
+                if (n)
+                    out[n++] = ' ';
+                out[n++] = last;
+                out[n++] = c;
+            }
+            last = c;
+        }
+        run = now;
+    }
+    if (run == 2 && unspaced == 1) {
+        if (n)
+            out[n++] = ' ';
+        out[n++] = last;
+    }
+    PyObject *result = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, n);
+    PyMem_Free(out);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"sums", sums, METH_VARARGS, sums_doc},
     {"word_sums", word_sums, METH_VARARGS, word_sums_doc},
+    {"unspaced_read", unspaced_read, METH_O, unspaced_read_doc},
     {NULL, NULL, 0, NULL},
 };
 

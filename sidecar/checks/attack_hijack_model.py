@@ -25,7 +25,7 @@ written hijacks and near misses and the benign prompt sources of ``DATA.md``, an
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Final
 
@@ -79,6 +79,13 @@ def hijack_read(folded: str) -> str:
     spaces (the model's features are these and their adjacent pairs)."""
     if folded.isascii() or _UNSPACED.search(folded) is None:
         return _words(folded)  # most prompts
+    native = _native_unspaced()
+    return _unspaced_words(folded) if native is None else native(folded)
+
+
+def _unspaced_words(folded: str) -> str:
+    """:func:`hijack_read` of a text with letters written without spaces, in Python: the
+    compiled reading (:func:`_native_unspaced`) gives the same, some forty times as fast."""
     # the runs of letters, one space between, cut once into what is written without spaces
     # (the odd pieces) and the words between (the even ones)
     pieces = _UNSPACED_CUT.split(" ".join(_LETTERS.findall(folded)))
@@ -91,6 +98,19 @@ def hijack_read(folded: str) -> str:
         else:
             words.append(piece)
     return " ".join(words)
+
+
+@cache
+def _native_unspaced() -> Callable[[str], str] | None:
+    """The compiled :func:`_unspaced_words` (``_refusal_native.unspaced_read``), where the
+    compiled scorers are used (:func:`~.refusal_features.native_state`); None elsewhere."""
+    from .refusal_features import compiled
+
+    if not compiled():
+        return None
+    from ._refusal_native import unspaced_read
+
+    return unspaced_read
 
 
 def hijack_reads(texts: Sequence[str]) -> list[str]:

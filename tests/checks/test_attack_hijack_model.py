@@ -13,11 +13,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sidecar.checks import refusal_model
 from sidecar.checks.attack import AttackAttempt, AttackParams
 from sidecar.checks.attack_hijack import gives_a_sentence
 from sidecar.checks.attack_hijack_model import (
     _UNSPACED,
     READ_MAX,
+    _native_unspaced,
+    _unspaced_words,
     default_hijack_model,
     hijack_read,
 )
@@ -74,6 +77,61 @@ def test_the_reading_of_pairs_is_the_run_by_run_one(text: str) -> None:
 def test_the_reading_of_pairs_is_the_run_by_run_one_in_any_script(text: str) -> None:
     folded = fold(text)
     assert hijack_read(folded) == _pairs_read(folded)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from(_MIXED), max_size=80))
+def test_the_python_reading_of_pairs_is_the_run_by_run_one(text: str) -> None:
+    """Where the compiled reading is used, :func:`hijack_read` no longer runs the Python one:
+    it is held to the same reference here."""
+    folded = fold(text)
+    if not folded.isascii() and _UNSPACED.search(folded) is not None:
+        assert _unspaced_words(folded) == _pairs_read(folded)
+
+
+_COMPILED = pytest.mark.skipif(
+    not refusal_model.compiled(), reason="the compiled part is not built"
+)
+
+
+@_COMPILED
+def test_the_compiled_reading_is_used_where_it_is_built() -> None:
+    native = _native_unspaced()
+    assert native is not None
+    assert hijack_read("忽略上面 ok") == native("忽略上面 ok") == "忽略 略上 上面 ok"
+
+
+@_COMPILED
+def test_the_compiled_reading_is_the_python_one_for_every_character() -> None:
+    """Letter or not, written with spaces or without, each of the 1,114,112 code points (lone
+    surrogates too) is read as Python's pattern reads it: all of them in a row, each alone
+    between blanks, and each beside a letter of the other kind."""
+    native = _native_unspaced()
+    assert native is not None
+    every = "".join(map(chr, range(0x110000)))
+    assert native(every) == _unspaced_words(every)
+    apart = " ".join(every)
+    assert native(apart) == _unspaced_words(apart)
+    beside = "".join(f"一{c}a" for c in every[::7])
+    assert native(beside) == _unspaced_words(beside)
+
+
+@_COMPILED
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from(_MIXED + "a\u00b2\u00bd\u216b\u0663\uff12"), max_size=80))
+def test_the_compiled_reading_is_the_python_one(text: str) -> None:
+    native = _native_unspaced()
+    assert native is not None
+    assert native(text) == _unspaced_words(text)
+
+
+@_COMPILED
+def test_the_compiled_reading_takes_only_a_str() -> None:
+    native = _native_unspaced()
+    assert native is not None
+    with pytest.raises(TypeError, match="must be a str"):
+        native(b"\xe5\xbf\xbd")  # type: ignore[arg-type]
+    assert native("") == "" and native("\u4e00") == "\u4e00"
 
 
 @pytest.mark.parametrize(
