@@ -1911,9 +1911,10 @@ def _code_page(codec: str) -> tuple[str, bytes, str]:
 _CODE_PAGES = tuple(map(_code_page, ("cp1251", "cp1250", "cp1253")))
 """Cyrillic, Central European (Polish, Czech, Hungarian ...) and Greek letters, one byte each
 in these code pages: a tail in those is counted quickly too."""
-_CODE_PAGE_TOP = "\u2200"
+_ABOVE_CODE_PAGES = re.compile("[\u2200-\U0010ffff]")
 """Above every character of :data:`_CODE_PAGES` (their punctuation, the euro and trade mark
-signs among them): a tail with one from here on (CJK, Hangul) is in none of them."""
+signs among them): a tail with one of these (CJK, Hangul, an emoji) is in none of them. A
+search stops at the first, where ``max`` reads every character."""
 
 
 def _kinds(tail: str) -> bytes | None:
@@ -1926,7 +1927,7 @@ def _kinds(tail: str) -> bytes | None:
         return tail.encode("latin-1").translate(_KINDS)
     except UnicodeEncodeError:
         pass
-    if max(tail) < _CODE_PAGE_TOP:
+    if _ABOVE_CODE_PAGES.search(tail) is None:
         for codec, table, uncased in _CODE_PAGES:
             try:
                 data = tail.encode(codec)
@@ -1934,15 +1935,32 @@ def _kinds(tail: str) -> bytes | None:
                 continue
             if not any(c in tail for c in uncased):
                 return data.translate(table)
-    if _LETTER_AGAINST_OTHER.search(tail) is not None:
-        return None
+    # one byte a character, "?" for each beyond ASCII and only for those ("?" and "!" are both
+    # "." to the kinds)
+    marked = tail.replace("?", "!").encode("ascii", "replace")
+    against = marked.translate(_LETTER_OR_OTHER)
+    if b"LN" in against or b"NL" in against:
+        return None  # a letter against one beyond ASCII
     rest = _ASCII_RUN.sub("", tail)
     if not ((rest + "a").islower() and (rest + "A").isupper()):
         return None  # a cased letter beyond Latin-1
-    return tail.encode("ascii", "replace").translate(_KINDS)
+    return marked.translate(_KINDS)
 
 
-_LETTER_AGAINST_OTHER = re.compile(r"[A-Za-z][^\x00-\x7f]|[^\x00-\x7f][A-Za-z]")
+_LETTER_OR_OTHER = bytes.maketrans(
+    bytes(range(256)),
+    bytes(
+        ord("L")
+        if chr(c).isascii() and chr(c).isalpha()
+        else ord("N")
+        if c == ord("?")
+        else ord(".")
+        for c in range(256)
+    ),
+)
+"""An ASCII letter as ``L``, ``?`` (what :func:`_kinds` makes of a character beyond ASCII) as
+``N``: a letter against such a character, where ``LN`` or ``NL`` is found, as the pattern
+``[A-Za-z][^\x00-\x7f]|[^\x00-\x7f][A-Za-z]`` would find it, at a fraction of its cost."""
 
 
 def _suffix(original: str, unbalanced: int | None = None) -> tuple[int, str]:

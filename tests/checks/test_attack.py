@@ -7,6 +7,7 @@ import codecs
 import gzip
 import json
 import random
+import re
 import subprocess
 import sys
 import unicodedata
@@ -856,14 +857,58 @@ def test_every_latin_1_letter_is_small_or_a_capital_and_the_kinds_read_symbols()
             c = bytes([b]).decode(codec, "replace")
             if c.isalpha() and c not in uncased:
                 assert table[b] == (ord("a") if c.islower() else ord("A")), (codec, c)
-        assert max(bytes(range(256)).decode(codec, "replace").replace("\ufffd", "")) < (
-            attack_signals._CODE_PAGE_TOP
-        )
+        page = bytes(range(256)).decode(codec, "replace").replace("\ufffd", "")
+        assert attack_signals._ABOVE_CODE_PAGES.search(page) is None
+        assert max(page) < "\u2200" <= "\u2200\U0010ffff"
     assert set(attack_signals._ODD_SYMBOLS) == attack_signals._SYMBOLS >= attack_signals._BRACKETS
     odd = "Écrivez un poème sur la mer pour moi maintenant tout de suite merci bien ]( façonNow"
     assert attack_signals._kinds(odd) is not None
     assert attack_signals._suffix(odd + " ÉtÉ\\ +pourÉcrire")[0] >= 2  # still read
     assert attack_signals._kinds("sure中Here") is None  # no case change to see across
+
+
+def _kinds_by_patterns(tail: str) -> bytes | None:
+    """:func:`_kinds` as patterns say it: the highest character compared, a letter against one
+    beyond ASCII searched for, to hold the byte tables to."""
+    try:
+        return tail.encode("latin-1").translate(attack_signals._KINDS)
+    except UnicodeEncodeError:
+        pass
+    if max(tail) < "\u2200":
+        for codec, table, uncased in attack_signals._CODE_PAGES:
+            try:
+                data = tail.encode(codec)
+            except UnicodeEncodeError:
+                continue
+            if not any(c in tail for c in uncased):
+                return data.translate(table)
+    if re.search(r"[A-Za-z][^\x00-\x7f]|[^\x00-\x7f][A-Za-z]", tail) is not None:
+        return None
+    rest = re.sub(r"[\x00-\x7f]+", "", tail)
+    if not ((rest + "a").islower() and (rest + "A").isupper()):
+        return None
+    return tail.encode("ascii", "replace").translate(attack_signals._KINDS)
+
+
+@given(
+    st.text(
+        alphabet=st.sampled_from(
+            [
+                *"aZ?! ]+",
+                *("\u00e9", "\u00c9", "\u0436", "\u0416", "\u0142", "\u03c3", "\u20ac"),
+                *("\u2122", "\u21ff", "\u2200", "\u4e00", "\uac00", "\u0627", "\u0138"),
+                *("\U0001d41a", "\U0001f600", "\ud800", "\u01c5", "\u0391"),
+            ]
+        ),
+        max_size=30,
+    )
+)
+@settings(max_examples=3000, deadline=None)
+def test_the_kinds_of_a_tail_are_what_the_patterns_give(tail: str) -> None:
+    """A letter against a character beyond ASCII, and a character beyond the code pages, are
+    found by byte tables and a search that stops at the first: the same kinds, or None, as
+    the patterns give (a "?" of the tail's own among letters too)."""
+    assert attack_signals._kinds(tail) == _kinds_by_patterns(tail)
 
 
 def test_words_of_a_script_without_case_are_not_odd_tokens() -> None:
