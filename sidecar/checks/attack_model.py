@@ -30,7 +30,7 @@ import gzip
 import json
 import re
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..scan import RE2
-from .refusal_model import FIXED, sigmoid
+from .refusal_model import FIXED, WeightsFile, sigmoid
 
 if TYPE_CHECKING:
     from .refusal_batch import Table
@@ -173,33 +173,6 @@ def features(read: str, cues: Sequence[str], length: int) -> list[str]:
 _BATCH_LOCK = threading.Lock()
 
 
-class WeightsFile(Mapping[str, float]):
-    """A model's weights by name, read from its file when first asked for: what a model
-    loaded from a file keeps once the compiled scorer holds its words and pairs
-    (:meth:`AttackModel.native_sums`). Scoring never asks; the trainers, the tests and
-    :meth:`AttackModel.explain` do."""
-
-    __slots__ = ("_read", "_weights")
-
-    def __init__(self, read: Callable[[], bytes]) -> None:
-        self._read = read
-        self._weights: dict[str, float] | None = None
-
-    def _all(self) -> dict[str, float]:
-        if self._weights is None:
-            self._weights = file_weights(json.loads(gzip.decompress(self._read())))
-        return self._weights
-
-    def __getitem__(self, name: str) -> float:
-        return self._all()[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._all())
-
-    def __len__(self) -> int:
-        return len(self._all())
-
-
 @dataclass(slots=True)
 class AttackModel:
     """Vocabulary with one weight each, the bias, and the two thresholds the trainer chose:
@@ -299,7 +272,7 @@ class AttackModel:
                         self._table = None
                         if self._file is not None:
                             self._fixed = {n: f for n, f in self._fixed.items() if n[:2] == CUE}
-                            self.weights = WeightsFile(self._file)
+                            self.weights = WeightsFile(self._file, file_weights)
         return self._native[0]
 
     def table(self) -> Table:

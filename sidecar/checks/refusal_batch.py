@@ -55,6 +55,7 @@ from .refusal_features import (
     find_pivot,
     native_state,
     shape_features,
+    shape_heads,
     sigmoid,
 )
 
@@ -387,7 +388,7 @@ class BatchScorer:
     def __init__(self, model: Weights, *, native: bool | None = None) -> None:
         """``native``: True needs the compiled scorer, False uses numpy, None (the default)
         the compiled one where it was built."""
-        refusal, full = self._heads = model._heads
+        refusal, full = model._all_heads()
         names = list(refusal.keys() | full.keys())
         keys = hash_names(names)
         columns = [
@@ -400,8 +401,10 @@ class BatchScorer:
         if native and self._native is None:
             why = "is not built" if native_state() != "stale" else "is stale (see native_state)"
             raise RuntimeError(f"the compiled refusal scorer {why}")
-        # The compiled scorer keeps its own copy of the table: numpy's is kept only for numpy.
+        # The compiled scorer keeps its own copy of the table: numpy's is kept only for numpy,
+        # and of the weights by name, only those of the shape's names, which it looks up here.
         self._table = None if self._native is not None else table
+        self._heads = (refusal, full) if self._native is None else shape_heads((refusal, full))
 
     @property
     def native(self) -> bool:

@@ -196,6 +196,21 @@ def positional(view: View, phrase: str | None) -> list[str]:
     return out
 
 
+SHAPE_PREFIXES = ("len:", "lines:", "sh:", "ph:", "ph=", "pv:", "pv=", "pvlen:")
+"""How each name :func:`shape_features` gives starts: the only names the compiled batch scorer
+looks up in Python, all others' weights being in its table."""
+
+
+def shape_heads(
+    heads: tuple[dict[str, int], dict[str, int]],
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Of each head's weights, those of names :func:`shape_features` can give."""
+    refusal, full = (
+        {n: w for n, w in head.items() if n.startswith(SHAPE_PREFIXES)} for head in heads
+    )
+    return refusal, full
+
+
 def shape_features(view: View, phrase: str | None, pivot: tuple[str, int] | None) -> list[str]:
     """The positional features that are not words: the length and line buckets, the shape,
     the phrase found and the pivot found (``pivot``: :func:`find_pivot` of the head)."""
@@ -291,7 +306,6 @@ class Weights(Protocol):
     """What the batch scorer reads of a model (a :class:`~sidecar.checks.refusal_model.
     RefusalModel`): its heads' weights and biases, in units of 1/:data:`FIXED`."""
 
-    @property
-    def _heads(self) -> tuple[dict[str, int], dict[str, int]]: ...
+    def _all_heads(self) -> tuple[dict[str, int], dict[str, int]]: ...
     @property
     def _bias(self) -> tuple[int, int]: ...

@@ -22,9 +22,10 @@ decide together (see :class:`RefusalModel`): the phrases give precision, the mod
 disclaimers that turn into answers and adds refusals it is sure of. The weights file
 (``sidecar/data/refusal_model.json.gz``) holds the vocabulary, the weights and where they came
 from; ``tools/train_refusal.py`` writes it from the data listed in ``DATA.md``. Nothing is
-downloaded at run time. One text is scored in pure Python, one dictionary look-up per feature
-and head, made by ``map`` over the feature list; a batch of texts is scored in C or with
-numpy (:mod:`sidecar.checks.refusal_batch`), to the same bits.
+downloaded at run time. A batch of texts is scored in C or with numpy
+(:mod:`sidecar.checks.refusal_batch`); one text without the compiled scorer in pure Python, one
+dictionary look-up per feature and head, made by ``map`` over the feature list; both to the
+same bits.
 """
 
 from __future__ import annotations
@@ -33,13 +34,13 @@ import gzip
 import json
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from itertools import repeat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from .refusal_features import (
     BATCH_MIN,
@@ -67,6 +68,7 @@ from .refusal_features import (
     native_state,
     positional,
     shape_features,
+    shape_heads,
     sigmoid,
     words,
 )
@@ -98,6 +100,7 @@ __all__ = [
     "RefusalModel",
     "RefusalScore",
     "View",
+    "WeightsFile",
     "compiled",
     "default_model",
     "features",
@@ -123,6 +126,39 @@ offered instead (or answered after a refusal), or declined."""
 _BATCH_LOCK = threading.Lock()
 """Held while a model's batch scorer is made (rarely: once per model)."""
 
+_W = TypeVar("_W")
+
+
+class WeightsFile(Mapping[str, _W], Generic[_W]):
+    """A model's weights by name, read from its file when first asked for (``parse`` makes
+    them of the file's document): what a model loaded from a file keeps once the compiled
+    scorer holds its vocabulary (:meth:`RefusalModel.batch_scorer`,
+    :meth:`~.attack_model.AttackModel.native_sums`). Scoring never asks; the trainers, the
+    tests and ``explain`` do."""
+
+    __slots__ = ("_parse", "_read", "_weights")
+
+    def __init__(
+        self, read: Callable[[], bytes], parse: Callable[[dict[str, Any]], dict[str, _W]]
+    ) -> None:
+        self._read = read
+        self._parse = parse
+        self._weights: dict[str, _W] | None = None
+
+    def _all(self) -> dict[str, _W]:
+        if self._weights is None:
+            self._weights = self._parse(json.loads(gzip.decompress(self._read())))
+        return self._weights
+
+    def __getitem__(self, name: str) -> _W:
+        return self._all()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
 
 @dataclass(slots=True)
 class RefusalModel:
@@ -134,9 +170,12 @@ class RefusalModel:
     ``alone`` or above. The trainer chooses both on held-out sources. The ``refusal`` check
     takes ``alone`` from here only when a rule says ``alone: model``; by default the model
     only vetoes.
+
+    A model read from a file (:meth:`load`, :meth:`from_package`) lets its vocabulary go once
+    the compiled scorer holds it (:meth:`batch_scorer`); a model made in memory keeps it.
     """
 
-    weights: dict[str, tuple[float, float]]
+    weights: Mapping[str, tuple[float, float]]
     bias: tuple[float, float]
     veto: float = 0.2
     alone: float = 0.95
@@ -148,19 +187,20 @@ class RefusalModel:
     _bias: tuple[int, int] = field(init=False, repr=False)
     _batch: BatchScorer | None = field(init=False, repr=False, default=None)
     """The batch scorer of :meth:`score_many`, made on first use (see :meth:`batch_scorer`)."""
+    _file: Callable[[], bytes] | None = field(init=False, repr=False, default=None)
+    """How to read the model's file again (:meth:`load`, :meth:`from_package`); None for a
+    model made in memory."""
 
     def __post_init__(self) -> None:
-        heads: tuple[dict[str, int], dict[str, int]] = ({}, {})
-        for n, w in self.weights.items():
-            for head, weight in zip(heads, w, strict=True):
-                if fixed := round(weight * FIXED):
-                    head[n] = fixed
-        self._heads = heads
+        self._heads = _fixed_heads(self.weights)
         self._bias = (round(self.bias[0] * FIXED), round(self.bias[1] * FIXED))
 
     def score(self, view: View, phrase: str | None) -> RefusalScore:
-        where = positional(view, phrase)
+        # the heads read before the weights: a model lets its words go weights first
         refusal, full = self._heads
+        if isinstance(self.weights, WeightsFile):  # its words are only in the batch scorer
+            return self.batch_scorer().score([view], [phrase])[0]
+        where = positional(view, phrase)
         z0 = sum(map(refusal.get, where, repeat(0)), self._bias[0])
         z0 = sum(map(refusal.get, words(view), repeat(0)), z0)
         z1 = sum(map(full.get, where, repeat(0)), self._bias[1])
@@ -184,13 +224,23 @@ class RefusalModel:
     def batch_scorer(self) -> BatchScorer:
         """The batch scorer of :meth:`score_many` (compiled where it was built, else numpy),
         made on first use (about 0.07 s and 3 MB for the shipped model: it hashes the
-        vocabulary into a table). Threads that ask at once wait for one to make it."""
+        vocabulary into a table). Threads that ask at once wait for one to make it.
+
+        A model read from a file lets its vocabulary go once the compiled scorer holds it
+        (7.5 MiB for the shipped model): scoring then needs only the weights of the names of
+        :func:`shape_features`, and ``weights`` reads the rest from the file again when a
+        trainer, a test or :meth:`explain` asks (:class:`WeightsFile`)."""
         if self._batch is None:
             with _BATCH_LOCK:
                 if self._batch is None:
                     from .refusal_batch import BatchScorer
 
-                    self._batch = BatchScorer(self)
+                    batch = BatchScorer(self)
+                    if batch.native and self._file is not None:
+                        # weights first: a thread that finds them in the file reads no heads
+                        self.weights = WeightsFile(self._file, _file_weights)
+                        self._heads = shape_heads(self._heads)
+                    self._batch = batch
         return self._batch
 
     def explain(
@@ -199,12 +249,20 @@ class RefusalModel:
         """The features that pushed a head most (weight times count), for debugging a
         verdict."""
         names = features(view, phrase) if head == 0 else positional(view, phrase)
-        weights = self._heads[head]
+        weights = self._all_heads()[head]
         pushed: dict[str, float] = {}
         for n in names:
             if n in weights:
                 pushed[n] = pushed.get(n, 0.0) + weights[n] / FIXED
         return sorted(pushed.items(), key=lambda kv: -abs(kv[1]))[:top]
+
+    def _all_heads(self) -> tuple[dict[str, int], dict[str, int]]:
+        """Every name's weights in units of 1/FIXED, one dictionary per head, from the file
+        again where the model let its vocabulary go (:meth:`batch_scorer`)."""
+        heads = self._heads  # read before the weights, as in score
+        if isinstance(self.weights, WeightsFile):
+            return _fixed_heads(self.weights)
+        return heads
 
     # --- the weights file -------------------------------------------------------------------
 
@@ -229,15 +287,10 @@ class RefusalModel:
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> RefusalModel:
-        if doc.get("format") != FORMAT or tuple(doc.get("heads", ())) != HEADS:
-            raise ValueError(f"not a refusal model file (format {doc.get('format')!r})")
-        names: list[str] = doc["features"]
-        columns: list[list[float]] = [doc[head] for head in HEADS]
-        if any(len(c) != len(names) for c in columns):
-            raise ValueError("refusal model file: feature and weight lists differ in length")
+        weights = _file_weights(doc)
         b0, b1 = (float(b) for b in doc["bias"])
         return cls(
-            {n: (r, f) for n, r, f in zip(names, *columns, strict=True)},
+            weights,
             (b0, b1),
             float(doc["veto"]),
             float(doc["alone"]),
@@ -246,8 +299,18 @@ class RefusalModel:
 
     @classmethod
     def load(cls, path: Path) -> RefusalModel:
-        with gzip.open(path, "rb") as fh:
-            return cls.from_json(json.loads(fh.read()))
+        return cls._read(path.read_bytes)
+
+    @classmethod
+    def from_package(cls, name: str = MODEL_FILE) -> RefusalModel:
+        """The model file ``name`` shipped in ``sidecar/data``."""
+        return cls._read(resources.files("sidecar.data").joinpath(name).read_bytes)
+
+    @classmethod
+    def _read(cls, read: Callable[[], bytes]) -> RefusalModel:
+        model = cls.from_json(json.loads(gzip.decompress(read())))
+        model._file = read
+        return model
 
     @classmethod
     def from_heads(
@@ -277,9 +340,31 @@ class RefusalModel:
         return cls(weights, (b0, b1), veto, alone, meta or {})
 
 
+def _file_weights(doc: dict[str, Any]) -> dict[str, tuple[float, float]]:
+    """The weights by name, one per head, of a model file's document."""
+    if doc.get("format") != FORMAT or tuple(doc.get("heads", ())) != HEADS:
+        raise ValueError(f"not a refusal model file (format {doc.get('format')!r})")
+    names: list[str] = doc["features"]
+    columns: list[list[float]] = [doc[head] for head in HEADS]
+    if any(len(c) != len(names) for c in columns):
+        raise ValueError("refusal model file: feature and weight lists differ in length")
+    return {n: (r, f) for n, r, f in zip(names, *columns, strict=True)}
+
+
+def _fixed_heads(
+    weights: Mapping[str, tuple[float, float]],
+) -> tuple[dict[str, int], dict[str, int]]:
+    """One dictionary per head of the weights in whole units of 1/FIXED, those that round to 0
+    left out."""
+    heads: tuple[dict[str, int], dict[str, int]] = ({}, {})
+    for n, w in weights.items():
+        for head, weight in zip(heads, w, strict=True):
+            if fixed := round(weight * FIXED):
+                head[n] = fixed
+    return heads
+
+
 @cache
 def default_model() -> RefusalModel:
     """The model shipped with llm-sidecar, loaded once per process."""
-    ref = resources.files("sidecar.data").joinpath(MODEL_FILE)
-    with resources.as_file(ref) as path:
-        return RefusalModel.load(path)
+    return RefusalModel.from_package(MODEL_FILE)

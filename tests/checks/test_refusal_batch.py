@@ -4,6 +4,7 @@ whatever its spaces, script or length."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -29,6 +30,7 @@ from sidecar.checks.refusal import (
     model_view,
 )
 from sidecar.checks.refusal_batch import BatchScorer, _Table, hash_names, name_hash
+from sidecar.checks.refusal_features import SHAPE_PREFIXES
 from sidecar.checks.refusal_model import (
     BATCH_MIN,
     HEAD_CHARS,
@@ -65,6 +67,13 @@ def _texts() -> list[str]:
     return labelled + answers
 
 
+@functools.cache
+def _keeping() -> RefusalModel:
+    """The shipped model made in memory: it keeps its vocabulary (the default model lets it go
+    once its compiled scorer is made), so its one-by-one scores are the dictionaries'."""
+    return RefusalModel.from_json(default_model().to_json())
+
+
 _SCORERS: dict[int, tuple[RefusalModel, list[BatchScorer]]] = {}
 
 
@@ -91,7 +100,7 @@ def test_equal_on_the_labelled_answers() -> None:
     texts = _texts()
     views = [model_view(t) for t in texts]
     phrases = [PHRASES[i % len(PHRASES)] for i in range(len(texts))]
-    _assert_equal(default_model(), views, phrases)
+    _assert_equal(_keeping(), views, phrases)
 
 
 _word = st.text(
@@ -119,13 +128,13 @@ def test_equal_on_random_texts(texts: list[str], phrases: list[str | None]) -> N
     """Any whitespace str.split() splits on, letters outside ASCII, tokens across the
     opening's end and the head's, pivots and none: one score either way."""
     views = [model_view(t) for t in texts]
-    _assert_equal(default_model(), views, phrases[: len(views)])
+    _assert_equal(_keeping(), views, phrases[: len(views)])
 
 
 def test_equal_on_views_the_check_never_makes() -> None:
     """Empty and space-only parts, a token longer than the tables of powers, a lone
     surrogate, and a word that reads like a positional feature's name."""
-    model = default_model()
+    model = _keeping()
     long_token = "y" * (HEAD_CHARS * 3)
     views = [
         View("", "", 0),
@@ -140,7 +149,7 @@ def test_equal_on_views_the_check_never_makes() -> None:
 def test_equal_on_endings_of_few_words() -> None:
     """An ending of fewer than eight words starts its pairs at "^" too: texts whose last
     characters are spaces and then a word the model knows at the ending's start."""
-    model = default_model()
+    model = _keeping()
     starts = sorted(n[len("e:^ ") :] for n in model.weights if n.startswith("e:^ "))[:40]
     assert starts
     texts = ["a " * 200 + " " * 120 + word + " ok" for word in starts]
@@ -165,7 +174,8 @@ def test_score_many_batches_from_batch_min(monkeypatch: pytest.MonkeyPatch, buil
     if built and not refusal_model.compiled():
         pytest.skip("the compiled scorer is not built")
     monkeypatch.setattr(refusal_model, "compiled", lambda: built)
-    model = default_model()
+    # made in memory, it keeps its vocabulary: its one-by-one scores are the dictionaries'
+    model = _keeping()
     views = [model_view(t) for t in _texts()[: BATCH_MIN + 2]]
     calls: list[int] = []
     real = BatchScorer.score
@@ -198,6 +208,61 @@ def test_the_compiled_scorer_is_built() -> None:
             pytest.fail(message)
         pytest.skip(message)
     assert default_model().batch_scorer().native
+
+
+def test_every_name_of_the_shape_has_a_prefix_the_released_model_keeps() -> None:
+    """A model that let its vocabulary go keeps the weights of the names starting with
+    SHAPE_PREFIXES: every name shape_features gives, on every branch (list, code, a phrase
+    and none, a pivot and none), starts so."""
+    from sidecar.checks.refusal_features import find_pivot, shape_features
+
+    names: set[str] = set()
+    pivoted = "I am sorry, I cannot help with building that. However, here is a safer idea:\n"
+    for text in ["Sorry, I can't.", pivoted + "1. a\n2. b\n```x```\n" + "y " * 900]:
+        view = model_view(text)
+        for phrase in (None, "i'm sorry"):
+            names.update(shape_features(view, phrase, find_pivot(view.head)))
+    assert {n.split(":")[0].split("=")[0] for n in names} == {
+        "len",
+        "lines",
+        "sh",
+        "ph",
+        "pv",
+        "pvlen",
+    }
+    assert all(n.startswith(SHAPE_PREFIXES) for n in names)
+
+
+@pytest.mark.skipif(not refusal_model.compiled(), reason="the compiled scorer is not built")
+def test_a_model_read_from_a_file_lets_its_vocabulary_go() -> None:
+    """Once the compiled scorer holds its words, a model read from a file keeps only the
+    weights of the shape's names; its scores stay those of the dictionaries to the bit, and
+    its weights, explanations, file and numpy's scorer are read from the file again."""
+    model = RefusalModel.from_package()
+    assert isinstance(model.weights, dict) and len(model._heads[0]) > 10_000
+    texts = _texts()
+    views = [model_view(t) for t in texts]
+    # every phrase the model weighs, and none
+    known = [None, *sorted(n[3:] for n in model.weights if n.startswith("ph="))]
+    phrases = [known[i % len(known)] for i in range(len(texts))]
+    assert model.batch_scorer().native
+    assert isinstance(model.weights, refusal_model.WeightsFile)
+    kept = model._heads[0].keys() | model._heads[1].keys()
+    assert 0 < len(kept) < 1_000
+    assert all(n.startswith(SHAPE_PREFIXES) for n in kept)
+    keeping = _keeping()
+    assert model.score_many(views, phrases) == [
+        keeping.score(v, p) for v, p in zip(views, phrases, strict=True)
+    ]
+    assert model.score(views[0], phrases[0]) == keeping.score(views[0], phrases[0])
+    assert model.explain(views[0], "i'm sorry") == keeping.explain(views[0], "i'm sorry")
+    assert model.to_json() == keeping.to_json()
+    numpy_scorer = BatchScorer(model, native=False)
+    assert numpy_scorer.score(views[:50], phrases[:50]) == model.score_many(
+        views[:50], phrases[:50]
+    )
+    # made in memory, a model keeps its vocabulary with its compiled scorer
+    assert keeping.batch_scorer().native and isinstance(keeping.weights, dict)
 
 
 @pytest.mark.skipif(not refusal_model.compiled(), reason="the compiled scorer is not built")
