@@ -33,13 +33,12 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from itertools import pairwise, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..scan import RE2
-from .refusal_model import FIXED, WeightsFile, sigmoid
+from .refusal_model import FIXED, ModelFile, WeightsFile, sigmoid
 
 if TYPE_CHECKING:
     from .refusal_batch import Table
@@ -174,7 +173,7 @@ _BATCH_LOCK = threading.Lock()
 
 
 @dataclass(slots=True)
-class AttackModel:
+class AttackModel(ModelFile):
     """Vocabulary with one weight each, the bias, and the two thresholds the trainer chose:
     ``alone`` (the model calls an attack with no sure signal) and ``agree`` (it confirms a
     cue, a signal that is not sure on its own).
@@ -362,21 +361,6 @@ class AttackModel:
             float(doc["agree"]),
             dict(doc.get("meta", {})),
         )
-
-    @classmethod
-    def load(cls, path: Path) -> AttackModel:
-        return cls._read(path.read_bytes)
-
-    @classmethod
-    def from_package(cls, name: str) -> AttackModel:
-        """The model file ``name`` shipped in ``sidecar/data``."""
-        return cls._read(resources.files("sidecar.data").joinpath(name).read_bytes)
-
-    @classmethod
-    def _read(cls, read: Callable[[], bytes]) -> AttackModel:
-        model = cls.from_json(json.loads(gzip.decompress(read())))
-        model._file = read
-        return model
 
 
 def file_weights(doc: dict[str, Any]) -> dict[str, float]:

@@ -1927,14 +1927,8 @@ def _kinds(tail: str) -> bytes | None:
         return tail.encode("latin-1").translate(_KINDS)
     except UnicodeEncodeError:
         pass
-    if _ABOVE_CODE_PAGES.search(tail) is None:
-        for codec, table, uncased in _CODE_PAGES:
-            try:
-                data = tail.encode(codec)
-            except UnicodeEncodeError:
-                continue
-            if not any(c in tail for c in uncased):
-                return data.translate(table)
+    if _ABOVE_CODE_PAGES.search(tail) is None and (paged := _code_page_kinds(tail)) is not None:
+        return paged
     # one byte a character, "?" for each beyond ASCII and only for those ("?" and "!" are both
     # "." to the kinds)
     marked = tail.replace("?", "!").encode("ascii", "replace")
@@ -1945,6 +1939,19 @@ def _kinds(tail: str) -> bytes | None:
     if not ((rest + "a").islower() and (rest + "A").isupper()):
         return None  # a cased letter beyond Latin-1
     return marked.translate(_KINDS)
+
+
+def _code_page_kinds(tail: str) -> bytes | None:
+    """The tail as :data:`_KINDS` in the first of :data:`_CODE_PAGES` that holds all of it and
+    sees every change of case in it (no letter of it without case); None where none does."""
+    for codec, table, uncased in _CODE_PAGES:
+        try:
+            data = tail.encode(codec)
+        except UnicodeEncodeError:
+            continue
+        if not any(c in tail for c in uncased):
+            return data.translate(table)
+    return None
 
 
 _LETTER_OR_OTHER = bytes.maketrans(

@@ -96,6 +96,7 @@ __all__ = [
     "PIVOT_MIN_OFFSET",
     "PIVOT_SEARCH_CHARS",
     "PIVOT_TOKENS",
+    "ModelFile",
     "Outcome",
     "RefusalModel",
     "RefusalScore",
@@ -160,8 +161,38 @@ class WeightsFile(Mapping[str, _W], Generic[_W]):
         return len(self._all())
 
 
+_M = TypeVar("_M", bound="ModelFile")
+
+
+class ModelFile:
+    """How a model is read from its file (gzipped JSON), and read again: a model read so
+    keeps how (``_file``), to let its vocabulary go once a compiled scorer holds it."""
+
+    __slots__ = ()
+    _file: Callable[[], bytes] | None
+
+    @classmethod
+    def from_json(cls: type[_M], doc: dict[str, Any]) -> _M:
+        raise NotImplementedError
+
+    @classmethod
+    def load(cls: type[_M], path: Path) -> _M:
+        return cls._read(path.read_bytes)
+
+    @classmethod
+    def from_package(cls: type[_M], name: str) -> _M:
+        """The model file ``name`` shipped in ``sidecar/data``."""
+        return cls._read(resources.files("sidecar.data").joinpath(name).read_bytes)
+
+    @classmethod
+    def _read(cls: type[_M], read: Callable[[], bytes]) -> _M:
+        model = cls.from_json(json.loads(gzip.decompress(read())))
+        model._file = read
+        return model
+
+
 @dataclass(slots=True)
-class RefusalModel:
+class RefusalModel(ModelFile):
     """Vocabulary, one weight per head for each feature, and how it was trained.
 
     ``veto`` and ``alone`` say how the model and the phrases decide together: a phrase found
@@ -296,21 +327,6 @@ class RefusalModel:
             float(doc["alone"]),
             dict(doc.get("meta", {})),
         )
-
-    @classmethod
-    def load(cls, path: Path) -> RefusalModel:
-        return cls._read(path.read_bytes)
-
-    @classmethod
-    def from_package(cls, name: str = MODEL_FILE) -> RefusalModel:
-        """The model file ``name`` shipped in ``sidecar/data``."""
-        return cls._read(resources.files("sidecar.data").joinpath(name).read_bytes)
-
-    @classmethod
-    def _read(cls, read: Callable[[], bytes]) -> RefusalModel:
-        model = cls.from_json(json.loads(gzip.decompress(read())))
-        model._file = read
-        return model
 
     @classmethod
     def from_heads(

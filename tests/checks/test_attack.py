@@ -874,14 +874,8 @@ def _kinds_by_patterns(tail: str) -> bytes | None:
         return tail.encode("latin-1").translate(attack_signals._KINDS)
     except UnicodeEncodeError:
         pass
-    if max(tail) < "\u2200":
-        for codec, table, uncased in attack_signals._CODE_PAGES:
-            try:
-                data = tail.encode(codec)
-            except UnicodeEncodeError:
-                continue
-            if not any(c in tail for c in uncased):
-                return data.translate(table)
+    if max(tail) < "\u2200" and (paged := attack_signals._code_page_kinds(tail)) is not None:
+        return paged
     if re.search(r"[A-Za-z][^\x00-\x7f]|[^\x00-\x7f][A-Za-z]", tail) is not None:
         return None
     rest = re.sub(r"[\x00-\x7f]+", "", tail)

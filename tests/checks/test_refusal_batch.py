@@ -238,7 +238,7 @@ def test_a_model_read_from_a_file_lets_its_vocabulary_go() -> None:
     """Once the compiled scorer holds its words, a model read from a file keeps only the
     weights of the shape's names; its scores stay those of the dictionaries to the bit, and
     its weights, explanations, file and numpy's scorer are read from the file again."""
-    model = RefusalModel.from_package()
+    model = RefusalModel.from_package(refusal_model.MODEL_FILE)
     assert isinstance(model.weights, dict) and len(model._heads[0]) > 10_000
     texts = _texts()
     views = [model_view(t) for t in texts]
