@@ -412,6 +412,19 @@ class Builder:
                 ground_truths=[ret["gold"]], response=response, attack=inj,
             )  # fmt: skip
 
+    # ---- attack attempts in live traffic ----------------------------------------------------
+    def organic(self) -> None:
+        """Attack attempts without an ``attack`` label, refused and complied with: what only
+        the ``attack_attempt`` check finds."""
+        for a in self.c["organic"]:
+            sp = a.get("system")
+            base = dict(task="chat", prompt=a["prompt"], route=self.route(sp))
+            base |= self.system(sp) if sp else {}
+            assert has_any(a["refused"], self.refusal_markers), a["refused"]
+            assert not has_any(a["complied"], self.refusal_markers), a["complied"]
+            self.emit("organic_refused", **base, response=a["refused"])
+            self.emit("organic_complied", **base, response=a["complied"])
+
     # ---- leakage ----------------------------------------------------------------------------
     def leakage(self) -> None:
         rng, c = self.rng, self.c["leakage"]
@@ -573,7 +586,7 @@ def build(corpus: dict[str, Any]) -> tuple[list[str], list[Event], list[tuple[in
     b = Builder(corpus, SEED)
     for section in (b.chat, b.rag, b.summarization, b.extraction, b.attacks, b.leakage):
         section()
-    for section in (b.pii, b.links, b.odd_shapes, b.extra_fields):
+    for section in (b.pii, b.links, b.odd_shapes, b.extra_fields, b.organic):
         section()
     rng, events = b.rng, b.events
     rng.shuffle(events)

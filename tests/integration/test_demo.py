@@ -71,7 +71,7 @@ def test_live_demo_is_quiet_when_idle_and_not_on_a_terminal(tmp_path: Path) -> N
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline().startswith("llm-sidecar demo: embedded broker at")
-        time.sleep(8)  # the 369 records drain in a few seconds; then the demo idles
+        time.sleep(8)  # the 381 records drain in a few seconds; then the demo idles
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     finally:
@@ -82,7 +82,7 @@ def test_live_demo_is_quiet_when_idle_and_not_on_a_terminal(tmp_path: Path) -> N
     progress = [line for line in out.splitlines() if line.endswith("events of the stream)")]
     # Not one line a second: only when the counts change, at most every 10 s off a terminal.
     assert 1 <= len(progress) <= 2, out
-    assert "final summary" in out and "369 records" not in out.split("final summary")[1]
+    assert "final summary" in out and "381 records" not in out.split("final summary")[1]
 
 
 def test_demo_once_of_a_stream_without_an_event_fails(tmp_path: Path) -> None:

@@ -279,6 +279,6 @@ async def test_demo_publishes_the_sample_stream_as_otlp(capsys: pytest.CaptureFi
     out = capsys.readouterr().out
     assert "records (otlp-json) published" in out
     summary = out.split("final summary", 1)[1]
-    # What the native demo reports for the same stream (369 events and 9 malformed lines).
-    assert "events: 369 checked, 259 passed every rule, 110 failed" in summary
-    assert "spans skipped: 457 (not_llm: 369, retrieval: 88)" in summary
+    # What the native demo reports for the same stream (381 events and 9 malformed lines).
+    assert "events: 381 checked, 259 passed every rule, 122 failed" in summary
+    assert "spans skipped: 469 (not_llm: 381, retrieval: 88)" in summary

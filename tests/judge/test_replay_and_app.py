@@ -104,12 +104,12 @@ async def test_replay_stops_calling_a_judge_that_fails_every_call() -> None:
     assert took < 30, f"replay --judge took {took:.1f}s"
     assert calls < 40  # it stopped asking once the circuit opened
     assert rc == 1
-    assert "judge: 98 events sampled, 0 scored, 0 partly scored, 98 failed" in out
+    assert "judge: 109 events sampled, 0 scored, 0 partly scored, 109 failed" in out
     assert "failed requests by reason:" in out and "HTTP 500" in out and "HTTP 429" in out
     assert "unparseable answer" in out
     last = err.strip().splitlines()[-1]
     assert last.startswith("llm-sidecar: error: the judge at ")
-    assert "scored none of the 98 sampled events" in last
+    assert "scored none of the 109 sampled events" in last
 
 
 async def test_replay_judge_reports_connection_refused_and_exits_1(tmp_path: Path) -> None:
