@@ -897,7 +897,7 @@ def _kinds_by_patterns(tail: str) -> bytes | None:
         max_size=30,
     )
 )
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=1500, deadline=None)
 def test_the_kinds_of_a_tail_are_what_the_patterns_give(tail: str) -> None:
     """A letter against a character beyond ASCII, and a character beyond the code pages, are
     found by byte tables and a search that stops at the first: the same kinds, or None, as
