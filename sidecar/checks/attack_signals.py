@@ -1966,14 +1966,15 @@ _LETTER_OR_OTHER = bytes.maketrans(
     ),
 )
 """An ASCII letter as ``L``, ``?`` (what :func:`_kinds` makes of a character beyond ASCII) as
-``N``: a letter against such a character, where ``LN`` or ``NL`` is found, as the pattern
-``[A-Za-z][^\x00-\x7f]|[^\x00-\x7f][A-Za-z]`` would find it, at a fraction of its cost."""
+``N``: a letter against such a character is where ``LN`` or ``NL`` is found, as a pattern of an
+ASCII letter beside a character beyond ASCII would find it, at a fraction of its cost."""
 
 
 _UNCUT_MAX = 240
 """The longest prompt end whose kinds :func:`_suffix` counts before it cuts the tail: about
 two tails of English. In a longer one the count finds more than the tail holds too often to
-spare the cut (a chat question of 170 characters: 2.1 µs against 3.5; of 1 KB, the same)."""
+spare the cut (a chat question of 170 characters: 2.1 µs, where cutting first takes 3.5; a
+prompt of 1 KB is cut first)."""
 
 
 def _suffix(original: str, unbalanced: int | None = None) -> tuple[int, str]:
