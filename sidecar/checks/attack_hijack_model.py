@@ -79,6 +79,12 @@ def hijack_read(folded: str) -> str:
     spaces (the model's features are these and their adjacent pairs)."""
     if folded.isascii() or _UNSPACED.search(folded) is None:
         return _words(folded)  # most prompts
+    return _unspaced_read(folded)
+
+
+def _unspaced_read(folded: str) -> str:
+    """:func:`hijack_read` of a text that holds letters written without spaces: compiled
+    where it is built."""
     native = _native_unspaced()
     return _unspaced_words(folded) if native is None else native(folded)
 
@@ -119,7 +125,7 @@ def hijack_reads(texts: Sequence[str]) -> list[str]:
     (:func:`_blanked`). A model reads a text's words as ``str.split`` cuts them, so it scores
     the same features, without the cost of joining them (a third of the model's pass)."""
     return [
-        _blanked(text) if text.isascii() or _UNSPACED.search(text) is None else hijack_read(text)
+        _blanked(text) if text.isascii() or _UNSPACED.search(text) is None else _unspaced_read(text)
         for text in texts
     ]
 
